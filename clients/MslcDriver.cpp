@@ -1,0 +1,551 @@
+#include "msl/client/MslcDriver.h"
+
+#include <cctype>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "msl/client/Client.h"
+
+namespace fs = std::filesystem;
+
+namespace msl::client::mslc {
+namespace {
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool readFile(const fs::path& p, std::string* out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return false;
+  *out = std::move(ss).str();
+  return true;
+}
+
+}  // namespace
+
+std::optional<msl::v1::ArtifactKind> parseEmit(std::string_view name) {
+  if (name == "llvm-bc") return msl::v1::LLVM_BITCODE;
+  if (name == "llvm-ir") return msl::v1::LLVM_IR;
+  if (name == "ptx") return msl::v1::PTX;
+  if (name == "reflection") return msl::v1::REFLECTION;
+  return std::nullopt;
+}
+
+std::string_view emitName(msl::v1::ArtifactKind kind) {
+  switch (kind) {
+    case msl::v1::LLVM_BITCODE: return "llvm-bc";
+    case msl::v1::LLVM_IR: return "llvm-ir";
+    case msl::v1::PTX: return "ptx";
+    case msl::v1::REFLECTION: return "reflection";
+    default: return "unspecified";
+  }
+}
+
+msl::v1::ArtifactKind defaultEmit(const msl::v1::Target& target) {
+  return target.arch() == msl::v1::Target::NVPTX64 ? msl::v1::PTX : msl::v1::LLVM_BITCODE;
+}
+
+bool parseTarget(std::string_view spec, msl::v1::Target* out, std::string* error) {
+  msl::v1::Target t;
+  if (spec == "x86_64") {
+    t.set_arch(msl::v1::Target::X86_64);
+  } else if (spec == "nvptx64") {
+    t.set_arch(msl::v1::Target::NVPTX64);
+  } else if (startsWith(spec, "nvptx64-")) {
+    std::string_view cpu = spec.substr(8);
+    // sm_NN with an optional letter suffix (sm_90a).
+    bool ok = startsWith(cpu, "sm_") && cpu.size() > 3;
+    std::size_t i = 3;
+    while (ok && i < cpu.size() && std::isdigit(static_cast<unsigned char>(cpu[i]))) ++i;
+    ok = ok && i > 3 && (i == cpu.size() || (i + 1 == cpu.size() && std::islower(static_cast<unsigned char>(cpu[i]))));
+    if (!ok) {
+      *error = "invalid NVPTX cpu '" + std::string(cpu) + "' in target '" + std::string(spec) +
+               "' (expected e.g. nvptx64-sm_80)";
+      return false;
+    }
+    t.set_arch(msl::v1::Target::NVPTX64);
+    t.set_cpu(std::string(cpu));
+  } else {
+    *error = "unknown target '" + std::string(spec) + "' (expected x86_64, nvptx64 or nvptx64-sm_NN)";
+    return false;
+  }
+  *out = t;
+  return true;
+}
+
+std::optional<std::string> relativeToRoot(const fs::path& path, const fs::path& root) {
+  auto attempt = [](const fs::path& p, const fs::path& r) -> std::optional<std::string> {
+    fs::path rel = p.lexically_normal().lexically_relative(r.lexically_normal());
+    if (rel.empty()) return std::nullopt;
+    std::string s = rel.generic_string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    if (s.size() >= 2 && s.compare(s.size() - 2, 2, "/.") == 0) s.resize(s.size() - 2);
+    if (s.empty()) s = ".";
+    if (s == ".." || startsWith(s, "../")) return std::nullopt;
+    return s;
+  };
+  fs::path abs = path.is_absolute() ? path : root / path;
+  if (auto r = attempt(abs, root)) return r;
+  // Maybe the same place through symlinks.
+  std::error_code ec1, ec2;
+  fs::path ca = fs::weakly_canonical(abs, ec1), cr = fs::weakly_canonical(root, ec2);
+  if (!ec1 && !ec2) return attempt(ca, cr);
+  return std::nullopt;
+}
+
+std::string usage() {
+  return R"(usage: mslc [--server HOST:PORT] -c FILE.metal -o OUT [metal options]
+            [--target x86_64|nvptx64[-sm_NN]] [--emit llvm-bc|llvm-ir|ptx|reflection]
+
+Compiles a Metal Shading Language source on an msld server.
+
+  -c FILE          the source (a path under the current directory)
+  -o OUT           where to write the artifact; '-' for stdout
+  --server ADDR    the msld server (default: $MSLD_ADDRESS, else 127.0.0.1:8980)
+  --target T       x86_64 (default), nvptx64 (server's default SM), nvptx64-sm_NN
+  --emit KIND      llvm-bc (default for x86_64), llvm-ir, ptx (default for nvptx64),
+                   reflection (JSON)
+  --stats          print cache hit and compile time to stderr
+  -h, --help       this help
+
+Metal options (passed to the server):
+  -D name, -Dname, -D name=def, -Dname=def   predefine a macro
+  -I dir, -Idir    add a header search directory (under the current directory)
+  -std=VERSION     language revision, e.g. -std=ios-metal2.0
+  -ffast-math, -fno-fast-math
+  -Werror, -W, -W<warning> (e.g. -Wno-unused-variable)
+
+Headers included by the source are found here (quotes: the including file's
+folder, then -I dirs; angle brackets: -I dirs) and sent with the request.
+)";
+}
+
+bool parseCommandLine(const std::vector<std::string>& args, const char* env_address,
+                      const fs::path& cwd, Invocation* out, std::string* error) {
+  Invocation inv;
+  inv.server = env_address && *env_address ? env_address : kDefaultAddress;
+  std::optional<std::string> targetSpec, emitSpec;
+  bool haveInput = false, haveOutput = false;
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    // Value of "-X v" / "-Xv" (attached) or "--name v" / "--name=v".
+    auto value = [&](std::string_view flag, bool allowAttached, std::string* v) -> bool {
+      if (a == flag) {
+        if (i + 1 >= args.size()) {
+          *error = "missing argument to '" + a + "'";
+          return false;
+        }
+        *v = args[++i];
+        return true;
+      }
+      if (allowAttached) {
+        std::string_view rest = std::string_view(a).substr(flag.size());
+        if (startsWith(rest, "=") && startsWith(flag, "--")) rest.remove_prefix(1);
+        *v = std::string(rest);
+        return true;
+      }
+      return false;
+    };
+    auto isFlag = [&](std::string_view flag) {
+      return a == flag || (startsWith(flag, "--") && startsWith(a, std::string(flag) + "="));
+    };
+
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      inv.help = true;
+    } else if (isFlag("--server")) {
+      if (!value("--server", true, &v)) return false;
+      if (v.empty()) return *error = "empty --server address", false;
+      inv.server = v;
+    } else if (isFlag("--target")) {
+      if (!value("--target", true, &v)) return false;
+      targetSpec = v;
+    } else if (isFlag("--emit")) {
+      if (!value("--emit", true, &v)) return false;
+      emitSpec = v;
+    } else if (a == "--stats") {
+      inv.stats = true;
+    } else if (a == "-c") {
+      if (!value("-c", false, &v)) return false;
+      if (haveInput) return *error = "more than one input file", false;
+      inv.input = v;
+      haveInput = true;
+    } else if (a == "-o") {
+      if (!value("-o", false, &v)) return false;
+      if (haveOutput) return *error = "more than one -o", false;
+      inv.output = v;
+      haveOutput = true;
+    } else if (startsWith(a, "-D")) {
+      if (!value("-D", true, &v)) return false;
+      if (v.empty() || v.front() == '=') return *error = "missing macro name in '" + a + "'", false;
+      inv.options.push_back("-D");
+      inv.options.push_back(v);
+    } else if (startsWith(a, "-I")) {
+      if (!value("-I", true, &v)) return false;
+      if (v.empty()) return *error = "missing directory in '" + a + "'", false;
+      auto rel = relativeToRoot(v, cwd);
+      if (!rel) {
+        inv.warnings.push_back("ignoring -I " + v +
+                               ": outside the current directory, which is all the server can see");
+        continue;
+      }
+      inv.options.push_back("-I");
+      inv.options.push_back(*rel);
+      inv.include_dirs.push_back(*rel);
+    } else if (startsWith(a, "-std=")) {
+      if (a.size() == 5) return *error = "missing value in '-std='", false;
+      inv.options.push_back(a);
+    } else if (a == "-ffast-math" || a == "-fno-fast-math" || startsWith(a, "-W")) {
+      inv.options.push_back(a);
+    } else if (a.size() > 1 && a.front() == '-') {
+      *error = "unknown argument: '" + a + "'";
+      return false;
+    } else {
+      // A bare file name is taken as the input too.
+      if (haveInput) return *error = "more than one input file ('" + inv.input + "', '" + a + "')", false;
+      inv.input = a;
+      haveInput = true;
+    }
+  }
+
+  if (inv.help) {
+    *out = std::move(inv);
+    return true;
+  }
+  if (targetSpec && !parseTarget(*targetSpec, &inv.target, error)) return false;
+  if (!targetSpec) inv.target.set_arch(msl::v1::Target::X86_64);
+  if (emitSpec) {
+    auto k = parseEmit(*emitSpec);
+    if (!k) {
+      *error = "unknown --emit '" + *emitSpec + "' (expected llvm-bc, llvm-ir, ptx or reflection)";
+      return false;
+    }
+    inv.emit = *k;
+  } else {
+    inv.emit = defaultEmit(inv.target);
+  }
+  if (inv.emit == msl::v1::PTX && inv.target.arch() != msl::v1::Target::NVPTX64) {
+    *error = "--emit ptx needs --target nvptx64";
+    return false;
+  }
+  if (!haveInput) return *error = "no input file (-c FILE.metal)", false;
+  if (!haveOutput) return *error = "no output file (-o OUT)", false;
+  *out = std::move(inv);
+  return true;
+}
+
+std::vector<IncludeDirective> scanIncludes(std::string_view src) {
+  // Phase 1: logical lines (splices removed, comments replaced by a space).
+  struct Line {
+    unsigned number;
+    std::string text;
+  };
+  std::vector<Line> lines;
+  std::string cur;
+  unsigned lineNo = 1, curStart = 1;
+  enum { kCode, kLineComment, kBlockComment, kString, kChar } state = kCode;
+  auto pushLine = [&] {
+    lines.push_back({curStart, std::move(cur)});
+    cur.clear();
+  };
+  const std::size_t n = src.size();
+  std::size_t i = 0;
+  // Next char after splices, without consuming.
+  auto peek = [&](std::size_t j) -> std::pair<char, std::size_t> {
+    while (j < n && src[j] == '\\') {
+      if (j + 1 < n && src[j + 1] == '\n') j += 2;
+      else if (j + 2 < n && src[j + 1] == '\r' && src[j + 2] == '\n') j += 3;
+      else break;
+    }
+    return {j < n ? src[j] : '\0', j};
+  };
+  while (i < n) {
+    char c = src[i];
+    // Line splice: invisible everywhere.
+    if (c == '\\' && ((i + 1 < n && src[i + 1] == '\n') ||
+                      (i + 2 < n && src[i + 1] == '\r' && src[i + 2] == '\n'))) {
+      i += src[i + 1] == '\n' ? 2 : 3;
+      ++lineNo;
+      continue;
+    }
+    if (c == '\n') {
+      ++lineNo;
+      if (state == kBlockComment) {
+        ++i;
+        continue;
+      }
+      state = kCode;  // ends line comments and unterminated literals
+      pushLine();
+      curStart = lineNo;
+      ++i;
+      continue;
+    }
+    switch (state) {
+      case kCode: {
+        if (c == '/') {
+          auto [nc, j] = peek(i + 1);
+          if (nc == '/') { state = kLineComment; i = j + 1; cur += ' '; continue; }
+          if (nc == '*') { state = kBlockComment; i = j + 1; cur += ' '; continue; }
+        }
+        if (c == '"') state = kString;
+        if (c == '\'') {
+          // Not a char literal when it is a digit separator (1'000, 0xFF'FF):
+          // look back over the pp-number.
+          std::size_t k = cur.size();
+          while (k > 0 && (isIdentChar(cur[k - 1]) || cur[k - 1] == '.' || cur[k - 1] == '\'')) --k;
+          bool inNumber = k < cur.size() && (std::isdigit(static_cast<unsigned char>(cur[k])) ||
+                                             (cur[k] == '.' && k + 1 < cur.size() &&
+                                              std::isdigit(static_cast<unsigned char>(cur[k + 1]))));
+          if (!inNumber) state = kChar;
+        }
+        cur += c;
+        ++i;
+        break;
+      }
+      case kLineComment:
+        ++i;
+        break;
+      case kBlockComment: {
+        if (c == '*') {
+          auto [nc, j] = peek(i + 1);
+          if (nc == '/') { state = kCode; i = j + 1; continue; }
+        }
+        ++i;
+        break;
+      }
+      case kString:
+      case kChar: {
+        cur += c;
+        ++i;
+        if (c == '\\') {
+          auto [nc, j] = peek(i);
+          if (j < n && nc != '\n') { cur += nc; i = j + 1; }
+        } else if ((state == kString && c == '"') || (state == kChar && c == '\'')) {
+          state = kCode;
+        }
+        break;
+      }
+    }
+  }
+  if (!cur.empty()) pushLine();
+
+  // Phase 2: directives.
+  std::vector<IncludeDirective> out;
+  for (const auto& [number, text] : lines) {
+    std::size_t p = 0;
+    auto skipWs = [&] { while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\r' || text[p] == '\f' || text[p] == '\v')) ++p; };
+    skipWs();
+    if (p >= text.size() || text[p] != '#') continue;
+    ++p;
+    skipWs();
+    std::size_t s = p;
+    while (p < text.size() && isIdentChar(text[p])) ++p;
+    std::string_view word(text.data() + s, p - s);
+    if (word != "include" && word != "import" && word != "include_next") continue;
+    skipWs();
+    if (p >= text.size()) continue;
+    char open = text[p];
+    char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
+    if (!close) continue;  // computed include
+    std::size_t e = text.find(close, p + 1);
+    if (e == std::string::npos || e == p + 1) continue;
+    out.push_back({text.substr(p + 1, e - p - 1), open == '<', word == "include_next", number});
+  }
+  return out;
+}
+
+CollectedSources collectIncludes(const fs::path& root, const std::string& main_path,
+                                 std::string_view main_source,
+                                 const std::vector<std::string>& include_dirs) {
+  CollectedSources result;
+  std::set<std::string> seen{main_path};
+  std::set<std::string> warned;
+  struct Pending {
+    std::string path;
+    std::string_view text;
+  };
+  std::deque<Pending> queue{{main_path, main_source}};
+  auto warnOnce = [&](const std::string& w) {
+    if (warned.insert(w).second) result.warnings.push_back(w);
+  };
+
+  while (!queue.empty()) {
+    Pending cur = queue.front();
+    queue.pop_front();
+    const std::string folder = fs::path(cur.path).parent_path().generic_string();
+    for (const auto& inc : scanIncludes(cur.text)) {
+      const std::string where = cur.path + ":" + std::to_string(inc.line);
+      if (fs::path(inc.name).is_absolute()) {
+        warnOnce(where + ": not sending absolute include '" + inc.name + "'");
+        continue;
+      }
+      std::vector<std::string> dirs;
+      if (!inc.angled && !inc.next) dirs.push_back(folder.empty() ? "." : folder);
+      dirs.insert(dirs.end(), include_dirs.begin(), include_dirs.end());
+      for (const auto& dir : dirs) {
+        fs::path candidate = fs::path(dir) / inc.name;
+        std::error_code ec;
+        auto rel = relativeToRoot(candidate, root);
+        if (!rel) {
+          if (fs::is_regular_file(root / candidate, ec)) {
+            warnOnce(where + ": not sending '" + (root / candidate).lexically_normal().string() +
+                     "': outside the current directory");
+          }
+          continue;
+        }
+        if (!fs::is_regular_file(root / *rel, ec)) continue;
+        if (seen.insert(*rel).second) {
+          std::string bytes;
+          if (!readFile(root / *rel, &bytes)) {
+            warnOnce(where + ": cannot read '" + *rel + "'; not sending it");
+            continue;
+          }
+          auto [it, _] = result.files.emplace(*rel, std::move(bytes));
+          queue.push_back({*rel, it->second});
+        }
+        if (!inc.next) break;  // the first match wins, as for the compiler
+      }
+    }
+  }
+  return result;
+}
+
+std::string_view severityName(msl::v1::Diagnostic::Severity severity) {
+  switch (severity) {
+    case msl::v1::Diagnostic::NOTE: return "note";
+    case msl::v1::Diagnostic::REMARK: return "remark";
+    case msl::v1::Diagnostic::WARNING: return "warning";
+    case msl::v1::Diagnostic::ERROR: return "error";
+    case msl::v1::Diagnostic::FATAL: return "fatal error";
+    default: return "diagnostic";
+  }
+}
+
+std::string formatDiagnostic(const msl::v1::Diagnostic& d) {
+  std::string out;
+  if (!d.file().empty()) {
+    out += d.file();
+    if (d.line() > 0) {
+      out += ":" + std::to_string(d.line());
+      if (d.column() > 0) out += ":" + std::to_string(d.column());
+    }
+    out += ": ";
+  }
+  out += severityName(d.severity());
+  out += ": ";
+  out += d.message();
+  out += "\n";
+  for (const auto& note : d.notes()) out += formatDiagnostic(note);
+  return out;
+}
+
+std::string formatSummary(const msl::v1::CompileResponse& response) {
+  int warnings = 0, errors = 0;
+  for (const auto& d : response.diagnostics()) {
+    if (d.severity() == msl::v1::Diagnostic::WARNING) ++warnings;
+    if (d.severity() == msl::v1::Diagnostic::ERROR || d.severity() == msl::v1::Diagnostic::FATAL) ++errors;
+  }
+  auto count = [](int n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  if (warnings && errors) return count(warnings, "warning") + " and " + count(errors, "error") + " generated.\n";
+  if (warnings) return count(warnings, "warning") + " generated.\n";
+  if (errors) return count(errors, "error") + " generated.\n";
+  return {};
+}
+
+int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
+        std::ostream& err) {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  if (ec) {
+    err << "mslc: error: cannot get the current directory: " << ec.message() << "\n";
+    return 1;
+  }
+  Invocation inv;
+  std::string error;
+  if (!parseCommandLine(args, env_address, cwd, &inv, &error)) {
+    err << "mslc: error: " << error << "\n(see mslc --help)\n";
+    return 1;
+  }
+  if (inv.help) {
+    out << usage();
+    return 0;
+  }
+  for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
+
+  auto mainPath = relativeToRoot(inv.input, cwd);
+  if (!mainPath || *mainPath == ".") {
+    err << "mslc: error: '" << inv.input
+        << "' is not a file under the current directory (the server sees only paths relative to it)\n";
+    return 1;
+  }
+  std::string source;
+  if (!fs::is_regular_file(cwd / *mainPath, ec) || !readFile(cwd / *mainPath, &source)) {
+    err << "mslc: error: cannot read '" << inv.input << "'\n";
+    return 1;
+  }
+  CollectedSources collected = collectIncludes(cwd, *mainPath, source, inv.include_dirs);
+  for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
+
+  ClientOptions copts;
+  copts.address = inv.server;
+  Client client(copts);
+  auto resp = client.compileFiles(*mainPath, source, collected.files, inv.options, inv.target,
+                                  {inv.emit});
+  if (!resp) {
+    err << "mslc: error: " << inv.server << ": " << describeStatus(resp.status()) << "\n";
+    return 1;
+  }
+  for (const auto& d : resp->diagnostics()) err << formatDiagnostic(d);
+  err << formatSummary(*resp);
+  if (inv.stats) {
+    err << "mslc: stats: cache_hit=" << (resp->cache_hit() ? "true" : "false")
+        << " compile_time=" << (resp->compile_time_us() / 1000.0) << " ms";
+    if (!resp->action_key().empty()) err << " action_key=" << resp->action_key();
+    err << "\n";
+  }
+  if (!resp->success()) return 1;
+
+  const msl::v1::Artifact* artifact = nullptr;
+  for (const auto& a : resp->artifacts()) {
+    if (a.kind() == inv.emit) artifact = &a;
+  }
+  if (!artifact) {
+    err << "mslc: error: the server returned no " << emitName(inv.emit) << " artifact\n";
+    return 1;
+  }
+  auto bytes = client.fetchArtifact(*artifact);  // already inline after compileFiles
+  if (!bytes) {
+    err << "mslc: error: fetching the " << emitName(inv.emit)
+        << " artifact: " << describeStatus(bytes.status()) << "\n";
+    return 1;
+  }
+  if (inv.output == "-") {
+    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    out.flush();
+    if (!out) {
+      err << "mslc: error: writing to stdout failed\n";
+      return 1;
+    }
+    return 0;
+  }
+  std::ofstream file(inv.output, std::ios::binary | std::ios::trunc);
+  file.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+  file.close();
+  if (!file) {
+    err << "mslc: error: cannot write '" << inv.output << "'\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace msl::client::mslc

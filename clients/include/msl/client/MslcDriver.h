@@ -1,0 +1,101 @@
+// The pieces of the `mslc` command line, kept apart from main() so that they
+// can be unit-tested: argument parsing and option normalization, target and
+// emit parsing, #include scanning and resolution, diagnostic formatting.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "msl/v1/compiler.pb.h"
+
+namespace msl::client::mslc {
+
+inline constexpr const char* kDefaultAddress = "127.0.0.1:8980";
+inline constexpr const char* kAddressEnv = "MSLD_ADDRESS";
+
+// "llvm-bc", "llvm-ir", "ptx", "reflection".
+std::optional<msl::v1::ArtifactKind> parseEmit(std::string_view name);
+std::string_view emitName(msl::v1::ArtifactKind kind);
+// llvm-bc for x86_64, ptx for nvptx64.
+msl::v1::ArtifactKind defaultEmit(const msl::v1::Target& target);
+
+// "x86_64", "nvptx64" (server's default SM) or "nvptx64-sm_NN[a]".
+// On failure returns false and sets *error.
+bool parseTarget(std::string_view spec, msl::v1::Target* out, std::string* error);
+
+// `path` (absolute or relative to `root`) as a normalized relative path with
+// '/' separators and no "./" ("." for root itself); nullopt when it lies
+// outside root. `root` must be absolute.
+std::optional<std::string> relativeToRoot(const std::filesystem::path& path,
+                                          const std::filesystem::path& root);
+
+struct Invocation {
+  bool help = false;
+  std::string server;  // --server, else $MSLD_ADDRESS, else kDefaultAddress
+  std::string input;   // -c FILE, as given
+  std::string output;  // -o OUT ("-" = stdout)
+  // Metal options for CompileRequest.options, normalized to the separate
+  // form: {"-D", "N=4", "-I", "inc", "-std=ios-metal2.0", "-Werror"}.
+  std::vector<std::string> options;
+  // The -I directories, relative to the cwd and normalized, in order.
+  std::vector<std::string> include_dirs;
+  msl::v1::Target target;  // default x86_64
+  msl::v1::ArtifactKind emit = msl::v1::LLVM_BITCODE;
+  bool stats = false;
+  std::vector<std::string> warnings;  // e.g. -I dirs dropped
+};
+
+// Parses the arguments (without argv[0]). `env_address` is $MSLD_ADDRESS or
+// null; `cwd` (absolute) anchors -I directories. Returns false with *error
+// set on bad usage.
+bool parseCommandLine(const std::vector<std::string>& args, const char* env_address,
+                      const std::filesystem::path& cwd, Invocation* out, std::string* error);
+
+std::string usage();
+
+struct IncludeDirective {
+  std::string name;   // between the quotes / angle brackets
+  bool angled = false;
+  bool next = false;  // #include_next
+  unsigned line = 0;  // 1-based line of the '#'
+};
+
+// The #include / #import / #include_next directives of a source, skipping
+// comments, string literals and line splices. Computed includes
+// (#include MACRO) are ignored.
+std::vector<IncludeDirective> scanIncludes(std::string_view source);
+
+struct CollectedSources {
+  // Request path (relative to root, normalized) -> contents; the main file
+  // is not among them.
+  std::map<std::string, std::string> files;
+  std::vector<std::string> warnings;
+};
+
+// Finds, recursively, every header the main source includes that exists
+// under `root`: "x" against the including file's folder, then each include
+// dir in order; <x> against the include dirs only. Headers not found are
+// left to the server (its stdlib, or a real error). `main_path` and
+// `include_dirs` are relative to root.
+CollectedSources collectIncludes(const std::filesystem::path& root, const std::string& main_path,
+                                 std::string_view main_source,
+                                 const std::vector<std::string>& include_dirs);
+
+// "error", "warning", "note", "remark", "fatal error".
+std::string_view severityName(msl::v1::Diagnostic::Severity severity);
+// Clang style: "file:line:col: error: message\n", followed by its notes.
+std::string formatDiagnostic(const msl::v1::Diagnostic& diagnostic);
+// "1 warning and 2 errors generated.\n", or "" when there are none.
+std::string formatSummary(const msl::v1::CompileResponse& response);
+
+// The whole command: parse, collect sources, compile, print diagnostics,
+// write the artifact. Returns the exit status (0 ok, 1 failure).
+int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
+        std::ostream& err);
+
+}  // namespace msl::client::mslc

@@ -1,0 +1,293 @@
+#include "EntryPoints.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+
+#include <array>
+
+using namespace llvm;
+
+namespace msl::compiler {
+namespace {
+
+using Vec3 = std::array<Value *, 3>;
+
+// The four launch vectors every built-in is derived from.
+struct Geometry {
+  Vec3 tid, ntid, ctaid, nctaid;
+};
+
+constexpr unsigned kNvptxSimdWidth = 32;
+// The CPU runs one thread of a SIMD-group at a time: a SIMD-group is one thread.
+constexpr unsigned kCpuSimdWidth = 1;
+
+Geometry nvptxGeometry(IRBuilder<> &b) {
+  Module *m = b.GetInsertBlock()->getModule();
+  auto read = [&](Intrinsic::ID id) { return b.CreateCall(Intrinsic::getDeclaration(m, id)); };
+  return {{read(Intrinsic::nvvm_read_ptx_sreg_tid_x), read(Intrinsic::nvvm_read_ptx_sreg_tid_y),
+           read(Intrinsic::nvvm_read_ptx_sreg_tid_z)},
+          {read(Intrinsic::nvvm_read_ptx_sreg_ntid_x), read(Intrinsic::nvvm_read_ptx_sreg_ntid_y),
+           read(Intrinsic::nvvm_read_ptx_sreg_ntid_z)},
+          {read(Intrinsic::nvvm_read_ptx_sreg_ctaid_x), read(Intrinsic::nvvm_read_ptx_sreg_ctaid_y),
+           read(Intrinsic::nvvm_read_ptx_sreg_ctaid_z)},
+          {read(Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+           read(Intrinsic::nvvm_read_ptx_sreg_nctaid_y),
+           read(Intrinsic::nvvm_read_ptx_sreg_nctaid_z)}};
+}
+
+Geometry cpuGeometry(IRBuilder<> &b, Value *launch) {
+  Type *i32 = b.getInt32Ty();
+  auto at = [&](unsigned i) {
+    return b.CreateLoad(i32, b.CreateConstInBoundsGEP1_32(i32, launch, i));
+  };
+  Geometry g;
+  for (unsigned c = 0; c < 3; ++c) {
+    g.tid[c] = at(c);
+    g.ctaid[c] = at(3 + c);
+    g.ntid[c] = at(6 + c);
+    g.nctaid[c] = at(9 + c);
+  }
+  return g;
+}
+
+// Value of built-in `name` as three 32-bit components (scalars use [0]).
+std::optional<Vec3> builtinValue(IRBuilder<> &b, const Geometry &g, const std::string &name,
+                                 unsigned simdWidth) {
+  Value *zero = b.getInt32(0);
+  auto map2 = [&](auto op) {
+    Vec3 r;
+    for (unsigned c = 0; c < 3; ++c)
+      r[c] = op(c);
+    return r;
+  };
+  auto scalar = [&](Value *v) { return Vec3{v, zero, zero}; };
+  auto flatIndex = [&] {
+    return b.CreateAdd(g.tid[0],
+                       b.CreateMul(g.ntid[0], b.CreateAdd(g.tid[1], b.CreateMul(g.ntid[1], g.tid[2]))));
+  };
+  auto threadsInGroup = [&] { return b.CreateMul(b.CreateMul(g.ntid[0], g.ntid[1]), g.ntid[2]); };
+  auto ceilDiv = [&](Value *v, unsigned d) {
+    return b.CreateUDiv(b.CreateAdd(v, b.getInt32(d - 1)), b.getInt32(d));
+  };
+
+  if (name == "thread_position_in_grid")
+    return map2([&](unsigned c) { return b.CreateAdd(b.CreateMul(g.ctaid[c], g.ntid[c]), g.tid[c]); });
+  if (name == "thread_position_in_threadgroup")
+    return g.tid;
+  if (name == "threadgroup_position_in_grid")
+    return g.ctaid;
+  if (name == "threads_per_grid" || name == "grid_size")
+    return map2([&](unsigned c) { return b.CreateMul(g.nctaid[c], g.ntid[c]); });
+  if (name == "threads_per_threadgroup" || name == "dispatch_threads_per_threadgroup")
+    return g.ntid;
+  if (name == "threadgroups_per_grid")
+    return g.nctaid;
+  if (name == "grid_origin")
+    return Vec3{zero, zero, zero};
+  if (name == "thread_index_in_threadgroup")
+    return scalar(flatIndex());
+  if (name == "thread_execution_width" || name == "threads_per_simdgroup")
+    return scalar(b.getInt32(simdWidth));
+  if (name == "thread_index_in_simdgroup")
+    return scalar(b.CreateURem(flatIndex(), b.getInt32(simdWidth)));
+  if (name == "simdgroup_index_in_threadgroup")
+    return scalar(b.CreateUDiv(flatIndex(), b.getInt32(simdWidth)));
+  if (name == "simdgroups_per_threadgroup" || name == "dispatch_simdgroups_per_threadgroup")
+    return scalar(ceilDiv(threadsInGroup(), simdWidth));
+  if (name == "thread_index_in_quadgroup")
+    return scalar(b.CreateURem(flatIndex(), b.getInt32(4)));
+  if (name == "quadgroup_index_in_threadgroup")
+    return scalar(b.CreateUDiv(flatIndex(), b.getInt32(4)));
+  if (name == "quadgroups_per_threadgroup" || name == "dispatch_quadgroups_per_threadgroup")
+    return scalar(ceilDiv(threadsInGroup(), 4));
+  return std::nullopt;
+}
+
+// Shapes three i32 components into the body's parameter type: i16/i32
+// scalars and vectors, or whatever the ABI coerced them to (reinterpreted
+// through memory, which is what the coercion means).
+Value *shapeTo(IRBuilder<> &b, const Vec3 &v, Type *paramType, unsigned width, Type *elemType,
+               AllocaInst *&scratch) {
+  Value *logical;
+  if (width == 1) {
+    logical = b.CreateZExtOrTrunc(v[0], elemType);
+  } else {
+    logical = PoisonValue::get(FixedVectorType::get(elemType, width));
+    for (unsigned c = 0; c < width; ++c)
+      logical = b.CreateInsertElement(logical, b.CreateZExtOrTrunc(v[c], elemType), c);
+  }
+  if (logical->getType() == paramType)
+    return logical;
+  // ABI coercion: go through a stack slot big enough for both.
+  if (!scratch) {
+    IRBuilder<> entry(&b.GetInsertBlock()->getParent()->getEntryBlock(),
+                      b.GetInsertBlock()->getParent()->getEntryBlock().begin());
+    scratch = entry.CreateAlloca(ArrayType::get(b.getInt8Ty(), 32));
+  }
+  b.CreateStore(Constant::getNullValue(ArrayType::get(b.getInt8Ty(), 32)), scratch);
+  b.CreateStore(logical, scratch);
+  return b.CreateLoad(paramType, scratch);
+}
+
+void removeNvvmAnnotations(Module &m, Function *f) {
+  NamedMDNode *md = m.getNamedMetadata("nvvm.annotations");
+  if (!md)
+    return;
+  std::vector<MDNode *> keep;
+  for (MDNode *n : md->operands()) {
+    auto *v = n->getNumOperands() ? dyn_cast_or_null<ValueAsMetadata>(n->getOperand(0)) : nullptr;
+    if (!v || v->getValue() != f)
+      keep.push_back(n);
+  }
+  md->clearOperands();
+  for (MDNode *n : keep)
+    md->addOperand(n);
+}
+
+void lowerBarrierHooks(Module &m, Arch arch) {
+  if (arch != Arch::NVPTX64)
+    return; // the CPU runtime provides __msl_*_barrier
+  struct Hook {
+    const char *name;
+    Intrinsic::ID id;
+    bool takesMask;
+  };
+  for (Hook h : {Hook{"__msl_threadgroup_barrier", Intrinsic::nvvm_barrier0, false},
+                 Hook{"__msl_simdgroup_barrier", Intrinsic::nvvm_bar_warp_sync, true}}) {
+    Function *hook = m.getFunction(h.name);
+    if (!hook)
+      continue;
+    Function *intrinsic = Intrinsic::getDeclaration(&m, h.id);
+    for (User *u : make_early_inc_range(hook->users())) {
+      auto *call = dyn_cast<CallInst>(u);
+      if (!call)
+        continue;
+      IRBuilder<> b(call);
+      if (h.takesMask)
+        b.CreateCall(intrinsic, {b.getInt32(0xffffffffu)});
+      else
+        b.CreateCall(intrinsic);
+      call->eraseFromParent();
+    }
+    if (hook->use_empty())
+      hook->eraseFromParent();
+  }
+}
+
+// The AnnotateAttrs that carry MSL attributes become llvm.var.annotation
+// calls on the parameters' stack slots; they have served their purpose (the
+// reflection) and would keep those slots from being promoted to registers.
+void stripParameterAnnotations(Module &m) {
+  for (Function &f : make_early_inc_range(m.functions())) {
+    if (!f.getName().starts_with("llvm.var.annotation"))
+      continue;
+    for (User *u : make_early_inc_range(f.users()))
+      if (auto *call = dyn_cast<CallInst>(u))
+        call->eraseFromParent();
+    f.eraseFromParent();
+  }
+}
+
+} // namespace
+
+std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, Arch arch) {
+  LLVMContext &ctx = m.getContext();
+  const bool nvptx = arch == Arch::NVPTX64;
+  GlobalVariable *sharedMemory = nullptr;
+  if (nvptx)
+    for (const auto &k : kernels)
+      for (const auto &a : k.args)
+        if (a.kind == ArgKind::Threadgroup && !sharedMemory)
+          sharedMemory = new GlobalVariable(
+              m, ArrayType::get(Type::getInt8Ty(ctx), 0), false, GlobalValue::ExternalLinkage,
+              nullptr, "__msl_threadgroup_memory", nullptr, GlobalValue::NotThreadLocal, 3);
+  if (sharedMemory)
+    sharedMemory->setAlignment(Align(16));
+
+  for (const auto &k : kernels) {
+    Function *body = m.getFunction(k.symbol);
+    if (!body || body->isDeclaration())
+      return "kernel '" + k.name + "' was not emitted as '" + k.symbol + "'";
+    if (body->arg_size() != k.args.size())
+      return "kernel '" + k.name + "' has " + std::to_string(body->arg_size()) +
+             " IR parameters for " + std::to_string(k.args.size()) + " arguments";
+    body->setName(k.symbol + ".msl.body");
+    body->setLinkage(GlobalValue::InternalLinkage);
+    body->setCallingConv(CallingConv::C);
+    body->removeFnAttr(Attribute::NoInline);
+    body->removeFnAttr(Attribute::OptimizeNone);
+    body->addFnAttr(Attribute::AlwaysInline);
+    removeNvvmAnnotations(m, body);
+
+    // Entry parameters: NVPTX gets buffers and threadgroup offsets; the CPU
+    // entry gets (ptr args, ptr launch).
+    std::vector<Type *> params;
+    if (nvptx) {
+      for (unsigned i = 0; i < k.args.size(); ++i) {
+        if (k.args[i].kind == ArgKind::Buffer)
+          params.push_back(body->getArg(i)->getType());
+        else if (k.args[i].kind == ArgKind::Threadgroup)
+          params.push_back(Type::getInt32Ty(ctx));
+      }
+    } else {
+      params = {PointerType::get(ctx, 0), PointerType::get(ctx, 0)};
+    }
+    Function *entry = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
+                                       GlobalValue::ExternalLinkage, k.symbol, m);
+    entry->copyAttributesFrom(body);
+    entry->setLinkage(GlobalValue::ExternalLinkage);
+    entry->removeFnAttr(Attribute::AlwaysInline);
+    entry->setAttributes(AttributeList::get(ctx, entry->getAttributes().getFnAttrs(), {}, {}));
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", entry));
+    Geometry g = nvptx ? nvptxGeometry(b) : cpuGeometry(b, entry->getArg(1));
+    unsigned simdWidth = nvptx ? kNvptxSimdWidth : kCpuSimdWidth;
+
+    std::vector<Value *> callArgs;
+    unsigned nextParam = 0, nextSlot = 0;
+    AllocaInst *scratch = nullptr;
+    for (unsigned i = 0; i < k.args.size(); ++i) {
+      const KernelArg &a = k.args[i];
+      Type *paramType = body->getArg(i)->getType();
+      if (a.kind == ArgKind::Builtin) {
+        auto v = builtinValue(b, g, a.builtin, simdWidth);
+        if (!v)
+          return "unknown built-in '" + a.builtin + "'";
+        unsigned width = 1;
+        Type *elem = paramType;
+        // The source type decides the shape; the IR type may be ABI-coerced.
+        if (auto *vt = dyn_cast<FixedVectorType>(paramType)) {
+          width = vt->getNumElements();
+          elem = vt->getElementType();
+        } else if (a.type.find('2') != std::string::npos || a.type.find('3') != std::string::npos) {
+          width = a.type.find('3') != std::string::npos ? 3 : 2;
+          elem = a.type.find("short") != std::string::npos ? b.getInt16Ty() : b.getInt32Ty();
+        }
+        callArgs.push_back(shapeTo(b, *v, paramType, width, elem, scratch));
+      } else if (nvptx) {
+        Value *p = entry->getArg(nextParam++);
+        if (a.kind == ArgKind::Threadgroup)
+          p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);
+        callArgs.push_back(p);
+      } else {
+        Value *slot = b.CreateConstInBoundsGEP1_32(PointerType::get(ctx, 0), entry->getArg(0),
+                                                   nextSlot++);
+        callArgs.push_back(b.CreateLoad(paramType, slot));
+      }
+    }
+    b.CreateCall(body, callArgs);
+    b.CreateRetVoid();
+
+    if (nvptx) {
+      NamedMDNode *md = m.getOrInsertNamedMetadata("nvvm.annotations");
+      md->addOperand(MDNode::get(ctx, {ValueAsMetadata::get(entry), MDString::get(ctx, "kernel"),
+                                       ConstantAsMetadata::get(b.getInt32(1))}));
+    }
+  }
+  lowerBarrierHooks(m, arch);
+  stripParameterAnnotations(m);
+  return {};
+}
+
+} // namespace msl::compiler

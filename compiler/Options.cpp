@@ -1,0 +1,171 @@
+#include "msl/compiler/Options.h"
+
+#include <array>
+
+namespace msl::compiler {
+
+namespace {
+
+struct KnownStd {
+  const char *spelling; // as the spec writes it
+  Platform platform;
+  int major, minor;
+};
+
+// Spec 6.3. `osx-` is the 2017 spelling of `macos-`; both are accepted.
+constexpr std::array<KnownStd, 7> kKnownStds{{
+    {"ios-metal1.0", Platform::IOS, 1, 0},
+    {"ios-metal1.1", Platform::IOS, 1, 1},
+    {"ios-metal1.2", Platform::IOS, 1, 2},
+    {"ios-metal2.0", Platform::IOS, 2, 0},
+    {"osx-metal1.1", Platform::MacOS, 1, 1},
+    {"osx-metal1.2", Platform::MacOS, 1, 2},
+    {"osx-metal2.0", Platform::MacOS, 2, 0},
+}};
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (char c : s)
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  return true;
+}
+
+bool isWarningName(const std::string &s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (!(c == '-' || c == '_' || c == '=' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9')))
+      return false;
+  return true;
+}
+
+std::string joinAllowed() {
+  std::string out;
+  for (const auto &v : allowedStdValues()) {
+    if (!out.empty())
+      out += ", ";
+    out += v;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string LanguageVersion::spelling() const {
+  return std::string(platform == Platform::IOS ? "ios" : "macos") + "-metal" +
+         std::to_string(major) + "." + std::to_string(minor);
+}
+
+const std::vector<std::string> &allowedStdValues() {
+  static const std::vector<std::string> values = [] {
+    std::vector<std::string> v;
+    for (const auto &k : kKnownStds)
+      v.push_back(k.spelling);
+    return v;
+  }();
+  return values;
+}
+
+std::optional<LanguageVersion> parseStdValue(const std::string &value) {
+  std::string v = value;
+  if (v.rfind("macos-", 0) == 0)
+    v = "osx-" + v.substr(6);
+  for (const auto &k : kKnownStds)
+    if (v == k.spelling)
+      return LanguageVersion{k.platform, k.major, k.minor};
+  return std::nullopt;
+}
+
+std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &args,
+                                              std::string &error) {
+  MetalOptions opts;
+  // Options that take a value either joined (-DX) or as the next argument.
+  auto takeValue = [&](size_t &i, const std::string &flag, std::string &out) {
+    const std::string &arg = args[i];
+    if (arg.size() > flag.size()) {
+      out = arg.substr(flag.size());
+      return true;
+    }
+    if (i + 1 >= args.size()) {
+      error = "option '" + flag + "' needs a value";
+      return false;
+    }
+    out = args[++i];
+    return true;
+  };
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.rfind("-D", 0) == 0) {
+      std::string def;
+      if (!takeValue(i, "-D", def))
+        return std::nullopt;
+      MacroDefinition m;
+      auto eq = def.find('=');
+      m.name = def.substr(0, eq);
+      if (eq != std::string::npos)
+        m.value = def.substr(eq + 1);
+      if (!isIdentifier(m.name)) {
+        error = "invalid macro name '" + m.name + "' in -D " + def;
+        return std::nullopt;
+      }
+      opts.defines.push_back(std::move(m));
+    } else if (arg.rfind("-I", 0) == 0) {
+      std::string dir;
+      if (!takeValue(i, "-I", dir))
+        return std::nullopt;
+      if (dir.empty()) {
+        error = "option '-I' needs a directory";
+        return std::nullopt;
+      }
+      opts.includeDirs.push_back(std::move(dir));
+    } else if (arg.rfind("-std=", 0) == 0) {
+      std::string value = arg.substr(5);
+      auto v = parseStdValue(value);
+      if (!v) {
+        error = (value.empty() ? std::string("-std= needs a value")
+                               : "unknown language version '" + value + "' in -std=") +
+                "; allowed values: " + joinAllowed() + " (osx- may be spelled macos-)";
+        return std::nullopt;
+      }
+      opts.std = *v;
+    } else if (arg == "-ffast-math") {
+      opts.fastMath = true;
+    } else if (arg == "-fno-fast-math") {
+      opts.fastMath = false;
+    } else if (arg == "-Werror") {
+      opts.warningsAsErrors = true;
+    } else if (arg == "-W") {
+      opts.suppressWarnings = true;
+    } else if (arg.rfind("-W", 0) == 0 && isWarningName(arg.substr(2))) {
+      opts.warningFlags.push_back(arg);
+    } else {
+      error = "unsupported option '" + arg +
+              "' (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>)";
+      return std::nullopt;
+    }
+  }
+  return opts;
+}
+
+std::vector<std::string> MetalOptions::normalized() const {
+  std::vector<std::string> out;
+  out.push_back("-std=" + std.spelling());
+  out.push_back(fastMath ? "-ffast-math" : "-fno-fast-math");
+  for (const auto &d : defines)
+    out.push_back("-D" + d.name + "=" + d.value.value_or("1"));
+  for (const auto &dir : includeDirs)
+    out.push_back("-I" + dir);
+  if (warningsAsErrors)
+    out.push_back("-Werror");
+  if (suppressWarnings)
+    out.push_back("-W");
+  for (const auto &w : warningFlags)
+    out.push_back(w);
+  return out;
+}
+
+} // namespace msl::compiler

@@ -1,0 +1,71 @@
+//===- msl/compiler/Compiler.h - Compile MSL in-process with Clang 19 -----===//
+//
+// The compiler library's entry point: one call compiles one MSL source, with
+// the headers it may include, into the artifacts asked for. Everything the
+// compile can read is in the CompileJob (plus the embedded stdlib); nothing
+// of the host file system is visible to it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace msl::compiler {
+
+enum class Arch { X86_64, NVPTX64 };
+
+struct Target {
+  Arch arch = Arch::X86_64;
+  /// NVPTX: the SM, e.g. "sm_90". Empty means the default (sm_90).
+  std::string cpu;
+};
+
+enum class OutputKind { LLVMBitcode, LLVMIR, PTX, Reflection };
+
+struct CompileJob {
+  /// Path of the main source relative to the compile root ("main.metal").
+  std::string mainPath = "main.metal";
+  std::string mainSource;
+  /// Other readable files, by path relative to the compile root.
+  std::map<std::string, std::string> files;
+  /// The `metal` command line (see Options.h).
+  std::vector<std::string> options;
+  Target target;
+  /// Empty means the target's defaults (see defaultOutputs).
+  std::vector<OutputKind> outputs;
+};
+
+enum class Severity { Note, Remark, Warning, Error, Fatal };
+
+struct Diagnostic {
+  std::string file; // relative to the compile root; "<command line>" for options
+  unsigned line = 0, column = 0;
+  Severity severity = Severity::Error;
+  std::string message;
+  std::vector<Diagnostic> notes;
+};
+
+struct CompileResult {
+  bool success = false;
+  std::vector<Diagnostic> diagnostics;
+  std::map<OutputKind, std::string> artifacts;
+  int64_t compileTimeMicros = 0;
+};
+
+/// LLVM bitcode + reflection for x86-64, PTX + reflection for NVPTX.
+std::vector<OutputKind> defaultOutputs(Arch arch);
+
+/// Compiles `job`. Never throws for bad input: errors are diagnostics.
+CompileResult compile(const CompileJob &job);
+
+/// What produced a result, for the action key: msld version, LLVM version and
+/// the SHA-256 of the embedded stdlib headers.
+const std::string &compilerIdentity();
+
+/// The embedded stdlib headers: file name -> contents.
+const std::map<std::string, std::string> &embeddedStdlib();
+
+} // namespace msl::compiler

@@ -1,0 +1,69 @@
+//===- msl/compiler/Options.h - The `metal` command line (spec ch. 6) -----===//
+//
+// Parses the options of a compile as Apple's `metal` compiler takes them and
+// produces their normalized form: the form that goes into the action key and
+// that the frontend translates into Clang arguments. No LLVM dependency, so
+// the daemon can validate requests and build cache keys without a compiler.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace msl::compiler {
+
+enum class Platform { IOS, MacOS };
+
+/// A language revision selected with -std=.
+struct LanguageVersion {
+  Platform platform = Platform::MacOS;
+  int major = 2;
+  int minor = 0;
+
+  /// The value of __METAL_VERSION__ (e.g. 120 for 1.2, 200 for 2.0).
+  int metalVersionMacro() const { return major * 100 + minor * 10; }
+  /// Canonical spelling: "ios-metal2.0" or "macos-metal2.0".
+  std::string spelling() const;
+  friend bool operator==(const LanguageVersion &, const LanguageVersion &) = default;
+};
+
+/// One -D, in command-line order.
+struct MacroDefinition {
+  std::string name;
+  std::optional<std::string> value; // -D name means value "1"
+  friend bool operator==(const MacroDefinition &, const MacroDefinition &) = default;
+};
+
+struct MetalOptions {
+  /// Default when no -std= is given: the newest revision of the spec
+  /// baseline, for macOS.
+  LanguageVersion std;
+  std::vector<MacroDefinition> defines;
+  /// -I directories, relative to the compile root, in order.
+  std::vector<std::string> includeDirs;
+  /// -ffast-math is the default (spec 6.2).
+  bool fastMath = true;
+  bool warningsAsErrors = false;      // -Werror
+  bool suppressWarnings = false;      // -W
+  /// Other -W<name> / -Wno-<name> flags, in order, passed to the compiler.
+  std::vector<std::string> warningFlags;
+
+  /// Every option explicit (defaults included), in a fixed order, with the
+  /// order among -D and among -I kept: the form the action key hashes.
+  std::vector<std::string> normalized() const;
+};
+
+/// The seven values the spec allows (6.3), listed in error messages.
+const std::vector<std::string> &allowedStdValues();
+
+/// Parses a `metal` command line (one argument per element). On error,
+/// returns std::nullopt and sets `error` to a message naming the bad option.
+std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &args,
+                                              std::string &error);
+
+/// Parses a -std= value ("ios-metal2.0", "osx-metal1.2", "macos-metal2.0").
+std::optional<LanguageVersion> parseStdValue(const std::string &value);
+
+} // namespace msl::compiler

@@ -1,0 +1,219 @@
+// __msl_prelude.h - implicitly included (-include) before every MSL source.
+//
+// Maps the Metal language onto Clang's C++ for OpenCL 1.0 mode: address-space
+// keywords, scalar and vector type names, and vector constructors. It is
+// parsed on every compile, so it holds only what plain MSL code (without
+// #include <metal_stdlib>) can use; everything else lives in the headers.
+#ifndef __MSL_PRELUDE_H
+#define __MSL_PRELUDE_H
+
+// ---- half ------------------------------------------------------------------
+// `half` is an OpenCL keyword that is usable for arithmetic only with
+// cl_khr_fp16. x86-64 reports the extension as supported; NVPTX needs
+// `-Xclang -cl-ext=+cl_khr_fp16` (see FLAGS.txt). Without it we fall back to
+// _Float16 (same IR type), which loses only the `1.0h` literal suffix.
+#ifdef cl_khr_fp16
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#else
+#define half _Float16
+#endif
+
+// ---- address spaces and function qualifiers --------------------------------
+#define kernel __kernel
+#define device __global
+#define constant __constant
+#define threadgroup __local
+#define thread __private
+// `global` and `local` are OpenCL keywords but ordinary identifiers in Metal
+// (`float3 local = ...`); rename them so such code parses.
+#define global __msl_id_global
+#define local __msl_id_local
+
+// ---- scalar types -------------------------------------------------------------
+// -cl-no-stdinc drops opencl-c-base.h, which is where OpenCL declares these.
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+typedef __INTPTR_TYPE__ intptr_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long int64_t;
+typedef unsigned long uint64_t;
+
+// ---- vector types -------------------------------------------------------------
+// Metal's vector types are Clang ext_vector types (swizzles, element-wise
+// operators, same size and alignment as Metal: a 3-vector occupies 4 slots).
+// OpenCL forbids `bool` vector elements, so boolN uses plain `char` (0/1),
+// which is a type distinct from charN (`signed char`) and ucharN, keeping
+// overloads on boolN apart. A comparison of two vectors yields OpenCL's
+// -1/0 integer vector, not boolN; the library functions that take masks
+// (select, all, any) accept both.
+#define __MSL_VEC_TYPES(E, NAME)                                               \
+  typedef E NAME##2 __attribute__((ext_vector_type(2)));                       \
+  typedef E NAME##3 __attribute__((ext_vector_type(3)));                       \
+  typedef E NAME##4 __attribute__((ext_vector_type(4)));
+__MSL_VEC_TYPES(char, bool)
+__MSL_VEC_TYPES(signed char, char)
+__MSL_VEC_TYPES(unsigned char, uchar)
+__MSL_VEC_TYPES(short, short)
+__MSL_VEC_TYPES(unsigned short, ushort)
+__MSL_VEC_TYPES(int, int)
+__MSL_VEC_TYPES(unsigned int, uint)
+__MSL_VEC_TYPES(half, half)
+__MSL_VEC_TYPES(float, float)
+#undef __MSL_VEC_TYPES
+
+namespace metal {
+#define __MSL_USING_VEC(NAME) using ::NAME##2; using ::NAME##3; using ::NAME##4;
+__MSL_USING_VEC(bool) __MSL_USING_VEC(char) __MSL_USING_VEC(uchar)
+__MSL_USING_VEC(short) __MSL_USING_VEC(ushort) __MSL_USING_VEC(int)
+__MSL_USING_VEC(uint) __MSL_USING_VEC(half) __MSL_USING_VEC(float)
+#undef __MSL_USING_VEC
+using ::uchar; using ::ushort; using ::uint; using ::size_t; using ::ptrdiff_t;
+
+namespace detail {
+// ---- type traits used by the constructors and the library ------------------
+// enable_if_t<C> is `int`, used as `enable_if_t<C> = 0` so that overloads
+// differing only in their constraint are distinct templates.
+template <bool B, class T = int> struct enable_if {};
+template <class T> struct enable_if<true, T> { using type = T; };
+template <bool B, class T = int> using enable_if_t = typename enable_if<B, T>::type;
+template <class A, class B> constexpr bool is_same_v = __is_same(A, B);
+
+// vec<T>: element type and component count of a scalar (n == 1) or vector.
+// By-value template parameters drop the address space (`float4 __private`
+// deduces as float4), so these match the types users pass.
+template <class T> struct vec {
+  using elem = T;
+  static constexpr int n = 1;
+  static constexpr bool is_vector = false;
+};
+template <class E, int N> struct vec<E __attribute__((ext_vector_type(N)))> {
+  using elem = E;
+  static constexpr int n = N;
+  static constexpr bool is_vector = true;
+};
+// vec_of<E, N>: the scalar (N == 1) or vector type with N components of E.
+template <class E, int N> struct vec_of { using type = E __attribute__((ext_vector_type(N))); };
+template <class E> struct vec_of<E, 1> { using type = E; };
+template <class E, int N> using vec_of_t = typename vec_of<E, N>::type;
+
+// cvt<E>(x): one component converted to the element type E. `char` is the
+// element type of boolN only, so it normalises to 0/1 (Metal's true is 1,
+// OpenCL comparison masks are -1).
+template <class E, class S> constexpr E cvt(S x) {
+  if constexpr (is_same_v<E, char>)
+    return static_cast<E>(static_cast<bool>(x));
+  else
+    return static_cast<E>(x);
+}
+
+// Vector constructors must be constant-evaluable (program-scope
+// `constant float4 c = float4(...)` needs a constant initializer), but Clang
+// 19 cannot constant-evaluate vector subscripts or swizzles of parameters.
+// __builtin_shufflevector / __builtin_convertvector and splat casts are
+// constant-evaluable, so concatenation works on 4-wide vectors through them.
+
+// to_elems<E>(x): x converted to a vector of E with the same component count
+// (a scalar becomes a 4-wide splat). boolN (E == char) normalises to 0/1.
+template <class E, class S> constexpr auto to_elems(S x) {
+  if constexpr (!vec<S>::is_vector)
+    return (vec_of_t<E, 4>)cvt<E>(x);
+  else if constexpr (is_same_v<E, char>)
+    return __builtin_convertvector(-(x != (S)0), vec_of_t<E, vec<S>::n>);
+  else
+    return __builtin_convertvector(x, vec_of_t<E, vec<S>::n>);
+}
+
+// widen4<E>(x): x's components in the low lanes of a 4-wide vector of E.
+template <class E, class S> constexpr vec_of_t<E, 4> widen4(S x) {
+  auto v = to_elems<E>(x);
+  if constexpr (vec<S>::n == 2) return __builtin_shufflevector(v, v, 0, 1, 0, 1);
+  else if constexpr (vec<S>::n == 3) return __builtin_shufflevector(v, v, 0, 1, 2, 0);
+  else return v;
+}
+
+// Lane j of (acc with K valid lanes) ++ (next): index into shufflevector's
+// 8-lane concatenation of its two operands.
+constexpr int cat_index(int j, int k) { return j < k ? j : (j - k + 4 <= 7 ? j - k + 4 : 0); }
+
+template <class E, int K> constexpr vec_of_t<E, 4> cat(vec_of_t<E, 4> acc) { return acc; }
+template <class E, int K, class A0, class... As>
+constexpr vec_of_t<E, 4> cat(vec_of_t<E, 4> acc, A0 a0, As... as) {
+  vec_of_t<E, 4> w = widen4<E>(a0);
+  vec_of_t<E, 4> r = __builtin_shufflevector(acc, w, cat_index(0, K), cat_index(1, K),
+                                             cat_index(2, K), cat_index(3, K));
+  return cat<E, K + vec<A0>::n>(r, as...);
+}
+
+template <class A0> constexpr A0 first(A0 a0) { return a0; }
+
+// make<V>(args...): Metal vector constructor semantics.
+//   V()            zero
+//   V(scalar)      splat (value-converted)
+//   V(vectorN)     element-wise value conversion (not OpenCL's bitcast)
+//   V(a, b, ...)   concatenation of scalars and vectors, N components total
+template <class V, class... A> constexpr V make(A... a) {
+  using E = typename vec<V>::elem;
+  constexpr int N = vec<V>::n;
+  if constexpr (sizeof...(A) == 0) {
+    return (V)(E)0;
+  } else if constexpr (sizeof...(A) == 1 && (!vec<A>::is_vector && ...)) {
+    return (V)cvt<E>(a...);
+  } else if constexpr (sizeof...(A) == 1 && ((vec<A>::n == N) && ...)) {
+    return to_elems<E>(first(a...));
+  } else {
+    static_assert((vec<A>::n + ...) == N,
+                  "Metal vector constructor: the arguments must supply exactly "
+                  "as many components as the vector has (or a single scalar)");
+    vec_of_t<E, 4> r = cat<E, 0>((vec_of_t<E, 4>)(E)0, a...);
+    if constexpr (N == 2) return __builtin_shufflevector(r, r, 0, 1);
+    else if constexpr (N == 3) return __builtin_shufflevector(r, r, 0, 1, 2);
+    else return r;
+  }
+}
+} // namespace detail
+} // namespace metal
+
+// ---- vector constructors ------------------------------------------------------
+// `float4(a, b, c, d)` is rejected for ext_vector types and `float4(int4)`
+// would be a bitcast, so each vector name is also a function-like macro. It
+// expands only when the name is followed by `(`, so declarations, casts and
+// template arguments (`float4 v;`, `(float4)x`, `vec<float4>`) are untouched.
+#define bool2(...) (::metal::detail::make<::bool2>(__VA_ARGS__))
+#define bool3(...) (::metal::detail::make<::bool3>(__VA_ARGS__))
+#define bool4(...) (::metal::detail::make<::bool4>(__VA_ARGS__))
+#define char2(...) (::metal::detail::make<::char2>(__VA_ARGS__))
+#define char3(...) (::metal::detail::make<::char3>(__VA_ARGS__))
+#define char4(...) (::metal::detail::make<::char4>(__VA_ARGS__))
+#define uchar2(...) (::metal::detail::make<::uchar2>(__VA_ARGS__))
+#define uchar3(...) (::metal::detail::make<::uchar3>(__VA_ARGS__))
+#define uchar4(...) (::metal::detail::make<::uchar4>(__VA_ARGS__))
+#define short2(...) (::metal::detail::make<::short2>(__VA_ARGS__))
+#define short3(...) (::metal::detail::make<::short3>(__VA_ARGS__))
+#define short4(...) (::metal::detail::make<::short4>(__VA_ARGS__))
+#define ushort2(...) (::metal::detail::make<::ushort2>(__VA_ARGS__))
+#define ushort3(...) (::metal::detail::make<::ushort3>(__VA_ARGS__))
+#define ushort4(...) (::metal::detail::make<::ushort4>(__VA_ARGS__))
+#define int2(...) (::metal::detail::make<::int2>(__VA_ARGS__))
+#define int3(...) (::metal::detail::make<::int3>(__VA_ARGS__))
+#define int4(...) (::metal::detail::make<::int4>(__VA_ARGS__))
+#define uint2(...) (::metal::detail::make<::uint2>(__VA_ARGS__))
+#define uint3(...) (::metal::detail::make<::uint3>(__VA_ARGS__))
+#define uint4(...) (::metal::detail::make<::uint4>(__VA_ARGS__))
+#define half2(...) (::metal::detail::make<::half2>(__VA_ARGS__))
+#define half3(...) (::metal::detail::make<::half3>(__VA_ARGS__))
+#define half4(...) (::metal::detail::make<::half4>(__VA_ARGS__))
+#define float2(...) (::metal::detail::make<::float2>(__VA_ARGS__))
+#define float3(...) (::metal::detail::make<::float3>(__VA_ARGS__))
+#define float4(...) (::metal::detail::make<::float4>(__VA_ARGS__))
+
+#endif // __MSL_PRELUDE_H

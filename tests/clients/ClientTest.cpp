@@ -1,0 +1,316 @@
+// Client and mslc against an in-process fake msld (no real server needed).
+#include "msl/client/Client.h"
+
+#include <gtest/gtest.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "msl/client/MslcDriver.h"
+
+namespace fs = std::filesystem;
+using msl::client::Client;
+using msl::client::ClientOptions;
+using msl::client::digestOf;
+
+namespace {
+
+std::string key(const msl::v1::Digest& d) { return d.hash() + "/" + std::to_string(d.size_bytes()); }
+
+class FakeCas final : public msl::v1::ContentAddressableStorage::Service {
+ public:
+  grpc::Status FindMissingBlobs(grpc::ServerContext*, const msl::v1::FindMissingBlobsRequest* req,
+                                msl::v1::FindMissingBlobsResponse* resp) override {
+    std::lock_guard lock(mu);
+    ++find_calls;
+    for (const auto& d : req->blob_digests())
+      if (!blobs.count(key(d))) *resp->add_missing_blob_digests() = d;
+    return grpc::Status::OK;
+  }
+  grpc::Status BatchUpdateBlobs(grpc::ServerContext*, const msl::v1::BatchUpdateBlobsRequest* req,
+                                msl::v1::BatchUpdateBlobsResponse* resp) override {
+    std::lock_guard lock(mu);
+    ++update_calls;
+    for (const auto& r : req->requests()) {
+      auto* out = resp->add_responses();
+      *out->mutable_digest() = r.digest();
+      if (key(digestOf(r.data())) != key(r.digest())) {
+        out->mutable_status()->set_code(grpc::StatusCode::INVALID_ARGUMENT);
+        out->mutable_status()->set_message("digest mismatch");
+        continue;
+      }
+      blobs[key(r.digest())] = r.data();
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status BatchReadBlobs(grpc::ServerContext*, const msl::v1::BatchReadBlobsRequest* req,
+                              msl::v1::BatchReadBlobsResponse* resp) override {
+    std::lock_guard lock(mu);
+    for (const auto& d : req->digests()) {
+      auto* out = resp->add_responses();
+      *out->mutable_digest() = d;
+      auto it = blobs.find(key(d));
+      if (it == blobs.end()) {
+        out->mutable_status()->set_code(grpc::StatusCode::NOT_FOUND);
+        out->mutable_status()->set_message("no such blob");
+      } else {
+        out->set_data(it->second);
+      }
+    }
+    return grpc::Status::OK;
+  }
+  std::mutex mu;
+  std::map<std::string, std::string> blobs;
+  int find_calls = 0, update_calls = 0;
+};
+
+// Resolves every file of the request (inline or from the store); fails with
+// an error diagnostic when the source contains "ERROR"; otherwise returns a
+// small inline artifact and a large one by digest.
+class FakeCompiler final : public msl::v1::Compiler::Service {
+ public:
+  explicit FakeCompiler(FakeCas* cas) : cas_(cas) {}
+  grpc::Status Compile(grpc::ServerContext*, const msl::v1::CompileRequest* req,
+                       msl::v1::CompileResponse* resp) override {
+    std::lock_guard lock(cas_->mu);
+    last = *req;
+    if (evict_before_compile) {
+      evict_before_compile = false;
+      cas_->blobs.clear();
+    }
+    auto content = [&](const msl::v1::FileContent& c, std::string* out) {
+      if (c.has_digest()) {
+        auto it = cas_->blobs.find(key(c.digest()));
+        if (it == cas_->blobs.end()) return false;
+        *out = it->second;
+      } else {
+        *out = c.inline_();
+      }
+      return true;
+    };
+    std::string main;
+    if (!content(req->main_source(), &main))
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "main source blob missing");
+    for (const auto& f : req->files()) {
+      std::string bytes;
+      if (!content(f.content(), &bytes))
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "blob missing: " + f.path());
+    }
+    if (main.find("ERROR") != std::string::npos) {
+      auto* d = resp->add_diagnostics();
+      d->set_file(req->main_path());
+      d->set_line(1);
+      d->set_column(2);
+      d->set_severity(msl::v1::Diagnostic::ERROR);
+      d->set_message("boom");
+      return grpc::Status::OK;
+    }
+    resp->set_success(true);
+    resp->set_compile_time_us(1500);
+    for (auto kind : req->outputs()) {
+      auto* a = resp->add_artifacts();
+      a->set_kind(static_cast<msl::v1::ArtifactKind>(kind));
+      std::string bytes = kind == msl::v1::PTX ? std::string(200000, 'p') : "small:" + main;
+      *a->mutable_digest() = digestOf(bytes);
+      if (bytes.size() > 1000) {
+        cas_->blobs[key(a->digest())] = bytes;
+      } else {
+        a->set_inline_data(bytes);
+      }
+    }
+    return grpc::Status::OK;
+  }
+  msl::v1::CompileRequest last;
+  bool evict_before_compile = false;
+
+ private:
+  FakeCas* cas_;
+};
+
+class FakeServer {
+ public:
+  explicit FakeServer(bool health) : compiler_(&cas_) {
+    grpc::EnableDefaultHealthCheckService(health);
+    grpc::ServerBuilder b;
+    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    b.RegisterService(&cas_);
+    b.RegisterService(&compiler_);
+    b.SetMaxReceiveMessageSize(64 << 20);
+    server_ = b.BuildAndStart();
+    grpc::EnableDefaultHealthCheckService(false);
+  }
+  ~FakeServer() { server_->Shutdown(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  FakeCas cas_;
+  FakeCompiler compiler_;
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace
+
+TEST(Client, HealthServiceAndFallback) {
+  {
+    FakeServer server(true);
+    Client c(server.address());
+    auto h = c.waitUntilHealthy(std::chrono::seconds(10));
+    ASSERT_TRUE(h.ok()) << msl::client::describeStatus(h.status());
+    EXPECT_EQ(h->source, msl::client::HealthSource::kHealthService);
+  }
+  {
+    FakeServer server(false);
+    Client c(server.address());
+    auto h = c.waitUntilHealthy(std::chrono::seconds(10));
+    ASSERT_TRUE(h.ok()) << msl::client::describeStatus(h.status());
+    EXPECT_EQ(h->source, msl::client::HealthSource::kCasProbe);
+  }
+}
+
+TEST(Client, UnreachableServer) {
+  ClientOptions o;
+  o.address = "127.0.0.1:1";
+  Client c(o);
+  auto h = c.waitUntilHealthy(std::chrono::milliseconds(300));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  auto r = c.findMissingBlobs({digestOf("x")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST(Client, BlobsRoundTrip) {
+  FakeServer server(false);
+  ClientOptions o;
+  o.address = server.address();
+  o.max_message_bytes = 1 << 20;  // forces several batches
+  Client c(o);
+  std::vector<std::string> blobs{"a", std::string(600000, 'b'), std::string(600000, 'c'), ""};
+  auto up = c.uploadBlobs(blobs);
+  ASSERT_TRUE(up.ok()) << msl::client::describeStatus(up.status());
+  EXPECT_GE(server.cas_.update_calls, 2);
+  auto missing = c.findMissingBlobs({(*up)[0], digestOf("nope")});
+  ASSERT_TRUE(missing.ok());
+  ASSERT_EQ(missing->size(), 1u);
+  EXPECT_EQ((*missing)[0].hash(), digestOf("nope").hash());
+  auto back = c.readBlobs(*up);
+  ASSERT_TRUE(back.ok()) << msl::client::describeStatus(back.status());
+  EXPECT_EQ(*back, blobs);
+  auto absent = c.readBlobs({digestOf("nope")});
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().error_code(), grpc::StatusCode::NOT_FOUND);
+  auto tooBig = c.uploadBlobs({std::string(2 << 20, 'x')});
+  EXPECT_EQ(tooBig.status().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST(Client, CompileFilesInlinesSmallAndUploadsLargeOnce) {
+  FakeServer server(false);
+  Client c(server.address());
+  std::string big(100 * 1024, 'h');
+  std::map<std::string, std::string> files{{"inc/small.h", "// small"}, {"inc/big.h", big}};
+  msl::v1::Target t;
+  t.set_arch(msl::v1::Target::NVPTX64);
+  auto r = c.compileFiles("k.metal", "kernel", files, {"-D", "N=1"}, t,
+                          {msl::v1::PTX, msl::v1::REFLECTION});
+  ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+  ASSERT_TRUE(r->success());
+  const auto& req = server.compiler_.last;
+  EXPECT_EQ(req.main_path(), "k.metal");
+  EXPECT_EQ(req.main_source().inline_(), "kernel");
+  ASSERT_EQ(req.files_size(), 2);
+  for (const auto& f : req.files()) {
+    if (f.path() == "inc/big.h") EXPECT_TRUE(f.content().has_digest());
+    else EXPECT_EQ(f.content().inline_(), "// small");
+  }
+  EXPECT_EQ(server.cas_.update_calls, 1);
+  // The large PTX artifact came by digest and was fetched.
+  ASSERT_EQ(r->artifacts_size(), 2);
+  EXPECT_EQ(r->artifacts(0).inline_data(), std::string(200000, 'p'));
+  EXPECT_EQ(r->artifacts(1).inline_data(), "small:kernel");
+  msl::v1::Artifact byDigest;
+  byDigest.set_kind(msl::v1::PTX);
+  *byDigest.mutable_digest() = digestOf(std::string(200000, 'p'));
+  auto fetched = c.fetchArtifact(byDigest);
+  ASSERT_TRUE(fetched.ok());
+  EXPECT_EQ(fetched->size(), 200000u);
+
+  // Second time the big header is already there: no upload.
+  auto again = c.compileFiles("k.metal", "kernel", files, {}, t, {msl::v1::PTX});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(server.cas_.update_calls, 1);
+
+  // Evicted between FindMissingBlobs and Compile: re-uploaded, retried.
+  {
+    std::lock_guard lock(server.cas_.mu);
+    server.compiler_.evict_before_compile = true;
+  }
+  auto retried = c.compileFiles("k.metal", "kernel", files, {}, t, {msl::v1::PTX});
+  ASSERT_TRUE(retried.ok()) << msl::client::describeStatus(retried.status());
+  EXPECT_TRUE(retried->success());
+  EXPECT_EQ(server.cas_.update_calls, 2);
+}
+
+class MslcRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    old_ = fs::current_path();
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() / ("mslc_run_" + std::to_string(rd()));
+    fs::create_directories(dir_ / "inc");
+    fs::current_path(dir_);
+    std::ofstream("k.metal") << "#include \"inc/a.h\"\n#include <b.h>\n#include <metal_stdlib>\nkernel\n";
+    std::ofstream("inc/a.h") << "// a\n";
+    std::ofstream("inc/b.h") << "// b\n";
+    std::ofstream("bad.metal") << "ERROR\n";
+  }
+  void TearDown() override {
+    fs::current_path(old_);
+    fs::remove_all(dir_);
+  }
+  int run(const std::vector<std::string>& args) {
+    out_.str("");
+    err_.str("");
+    return msl::client::mslc::run(args, server_.address().c_str(), out_, err_);
+  }
+  FakeServer server_{false};
+  std::ostringstream out_, err_;
+  fs::path old_, dir_;
+};
+
+TEST_F(MslcRun, CompilesAndWrites) {
+  ASSERT_EQ(run({"-c", "./k.metal", "-o", "out.bc", "-I", "inc", "-DX", "--stats"}), 0) << err_.str();
+  const auto& req = server_.compiler_.last;
+  EXPECT_EQ(req.main_path(), "k.metal");
+  EXPECT_EQ(std::vector<std::string>(req.options().begin(), req.options().end()),
+            (std::vector<std::string>{"-I", "inc", "-D", "X"}));
+  std::vector<std::string> paths;
+  for (const auto& f : req.files()) paths.push_back(f.path());
+  EXPECT_EQ(paths, (std::vector<std::string>{"inc/a.h", "inc/b.h"}));
+  ASSERT_EQ(req.outputs_size(), 1);
+  EXPECT_EQ(req.outputs(0), msl::v1::LLVM_BITCODE);
+  std::ifstream in("out.bc");
+  std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written.rfind("small:", 0), 0u);
+  EXPECT_NE(err_.str().find("cache_hit=false"), std::string::npos);
+
+  ASSERT_EQ(run({"-c", "k.metal", "-o", "-", "--target", "nvptx64-sm_80"}), 0) << err_.str();
+  EXPECT_EQ(out_.str(), std::string(200000, 'p'));
+  EXPECT_EQ(server_.compiler_.last.target().cpu(), "sm_80");
+}
+
+TEST_F(MslcRun, ReportsFailures) {
+  EXPECT_EQ(run({"-c", "bad.metal", "-o", "x"}), 1);
+  EXPECT_EQ(err_.str(), "bad.metal:1:2: error: boom\n1 error generated.\n");
+  EXPECT_FALSE(fs::exists("x"));
+  EXPECT_EQ(run({"-c", "nope.metal", "-o", "x"}), 1);
+  EXPECT_NE(err_.str().find("cannot read"), std::string::npos);
+  EXPECT_EQ(run({"-c", "k.metal", "-o", "x", "--server", "127.0.0.1:1"}), 1);
+  EXPECT_NE(err_.str().find("UNAVAILABLE"), std::string::npos);
+  EXPECT_EQ(run({"--bogus"}), 1);
+  EXPECT_EQ(run({"--help"}), 0);
+  EXPECT_NE(out_.str().find("usage: mslc"), std::string::npos);
+}
