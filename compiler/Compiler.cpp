@@ -293,8 +293,9 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
       "clang", "-x", "clcpp", "-cl-std=clc++1.0", "-cl-no-stdinc", "-nostdinc",
       "-target", tripleOf(job.target.arch), "-O2", "-Xclang", "-disable-llvm-passes",
       "-fno-discard-value-names",
-      // half arithmetic, as Metal has it
-      "-Xclang", "-cl-ext=+cl_khr_fp16",
+      // half arithmetic on every target, and no double from unsuffixed
+      // literals (see stdlib/FLAGS.txt).
+      "-Xclang", "-cl-ext=+cl_khr_fp16", "-cl-single-precision-constant",
       "-isystem", std::string(kStdlibRoot), "-include", "__msl_prelude.h",
       "-D__METAL_VERSION__=" + std::to_string(opts.std.metalVersionMacro()),
       opts.std.platform == Platform::IOS ? "-D__METAL_IOS__=1" : "-D__METAL_MACOS__=1",

@@ -1,0 +1,64 @@
+//===- MsldMain.cpp - msld ------------------------------------------------===//
+#include "Server.h"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <pthread.h>
+
+int main(int argc, char **argv) {
+  msl::service::ServerOptions options;
+  CLI::App app{"msld: Metal Shading Language compiler daemon"};
+  int64_t timeoutMs = options.compileTimeout.count();
+  uint64_t memoryMb = options.compileMemoryBytes >> 20;
+  int64_t drainS = options.drainTimeout.count();
+  std::string readyFile;
+  app.add_option("--listen", options.listen, "gRPC HOST:PORT (port 0: any free port)")->capture_default_str();
+  app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
+  app.add_option("--metrics-listen", options.metricsListen, "Prometheus /metrics HOST:PORT; empty: off")
+      ->capture_default_str();
+  app.add_option("--compile-workers", options.compileWorkers, "compile worker processes")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--compile-timeout-ms", timeoutMs, "wall-clock limit of one compile")->capture_default_str();
+  app.add_option("--compile-memory-mb", memoryMb, "address-space limit of a worker; 0: none")
+      ->capture_default_str();
+  app.add_option("--worker-path", options.workerPath, "msld-compile-worker binary (default: beside msld)");
+  app.add_option("--drain-timeout-s", drainS, "on SIGTERM, how long in-flight requests may finish")
+      ->capture_default_str();
+  app.add_option("--ready-file", readyFile,
+                 "write {\"grpc_port\":N,\"metrics_port\":M} here once serving");
+  CLI11_PARSE(app, argc, argv);
+  options.compileTimeout = std::chrono::milliseconds(timeoutMs);
+  options.compileMemoryBytes = memoryMb << 20;
+  options.drainTimeout = std::chrono::seconds(drainS);
+
+  // Signals are taken by sigwait below, never delivered to worker threads.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+  std::string error;
+  auto server = msl::service::Server::start(options, error);
+  if (!server) {
+    std::cerr << "msld: " << error << "\n";
+    return 1;
+  }
+  std::cerr << "msld: serving gRPC on port " << server->grpcPort() << ", metrics on port "
+            << server->metricsPort() << ", data in " << options.dataDir << "\n";
+  if (!readyFile.empty()) {
+    std::ofstream(readyFile + ".tmp") << "{\"grpc_port\":" << server->grpcPort()
+                                      << ",\"metrics_port\":" << server->metricsPort() << "}\n";
+    std::rename((readyFile + ".tmp").c_str(), readyFile.c_str());
+  }
+  int signal = 0;
+  sigwait(&stopSignals, &signal);
+  std::cerr << "msld: " << strsignal(signal) << ": draining in-flight requests\n";
+  server->shutdown();
+  std::cerr << "msld: stopped\n";
+  return 0;
+}

@@ -1,0 +1,240 @@
+// The `metal` command-line parser (spec chapter 6): pure, no compile.
+#include "msl/compiler/Options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace msl::compiler {
+namespace {
+
+using Args = std::vector<std::string>;
+
+MetalOptions parseOk(const Args &args) {
+  std::string error;
+  auto opts = parseMetalOptions(args, error);
+  EXPECT_TRUE(opts.has_value()) << "unexpected error: " << error;
+  EXPECT_TRUE(!opts || error.empty()) << error;
+  return opts.value_or(MetalOptions{});
+}
+
+std::string parseError(const Args &args) {
+  std::string error;
+  auto opts = parseMetalOptions(args, error);
+  EXPECT_FALSE(opts.has_value()) << "expected the command line to be rejected";
+  EXPECT_FALSE(error.empty()) << "a rejection must come with a message";
+  return error;
+}
+
+const Args kSevenStds = {"ios-metal1.0", "ios-metal1.1", "ios-metal1.2", "ios-metal2.0",
+                         "osx-metal1.1", "osx-metal1.2", "osx-metal2.0"};
+
+TEST(MetalOptionsTest, EmptyCommandLineHasSpecDefaults) {
+  MetalOptions o = parseOk({});
+  EXPECT_EQ(o.std.platform, Platform::MacOS);
+  EXPECT_EQ(o.std.major, 2);
+  EXPECT_EQ(o.std.minor, 0);
+  EXPECT_TRUE(o.fastMath) << "-ffast-math is the default (spec 6.2)";
+  EXPECT_FALSE(o.warningsAsErrors);
+  EXPECT_FALSE(o.suppressWarnings);
+  EXPECT_TRUE(o.defines.empty());
+  EXPECT_TRUE(o.includeDirs.empty());
+  EXPECT_TRUE(o.warningFlags.empty());
+}
+
+TEST(MetalOptionsTest, NormalizedMakesDefaultsExplicit) {
+  EXPECT_EQ(parseOk({}).normalized(), (Args{"-std=macos-metal2.0", "-ffast-math"}));
+  // Spelling the defaults gives the same normalized form (same action key).
+  EXPECT_EQ(parseOk({"-ffast-math", "-std=osx-metal2.0"}).normalized(),
+            parseOk({}).normalized());
+  EXPECT_EQ(parseOk({"-std=macos-metal2.0"}).normalized(), parseOk({}).normalized());
+}
+
+TEST(MetalOptionsTest, DefineSeparateJoinedAndWithValueKeepOrder) {
+  MetalOptions o = parseOk({"-D", "FIRST", "-DSECOND", "-D", "THIRD=3", "-DFOURTH=a=b", "-D",
+                            "EMPTY="});
+  ASSERT_EQ(o.defines.size(), 5u);
+  EXPECT_EQ(o.defines[0], (MacroDefinition{"FIRST", std::nullopt}));
+  EXPECT_EQ(o.defines[1], (MacroDefinition{"SECOND", std::nullopt}));
+  EXPECT_EQ(o.defines[2], (MacroDefinition{"THIRD", "3"}));
+  // Only the first '=' separates name and definition.
+  EXPECT_EQ(o.defines[3], (MacroDefinition{"FOURTH", "a=b"}));
+  EXPECT_EQ(o.defines[4], (MacroDefinition{"EMPTY", ""}));
+  EXPECT_EQ(o.normalized(),
+            (Args{"-std=macos-metal2.0", "-ffast-math", "-DFIRST=1", "-DSECOND=1", "-DTHIRD=3",
+                  "-DFOURTH=a=b", "-DEMPTY="}));
+}
+
+TEST(MetalOptionsTest, DefineOrderIsSignificantInNormalizedForm) {
+  // Spec 6.1: -D options are processed in the order in which they appear, so
+  // reordering them must not produce the same normalized form.
+  auto ab = parseOk({"-DX=1", "-DX=2"}).normalized();
+  auto ba = parseOk({"-DX=2", "-DX=1"}).normalized();
+  EXPECT_NE(ab, ba);
+  EXPECT_EQ(ab, (Args{"-std=macos-metal2.0", "-ffast-math", "-DX=1", "-DX=2"}));
+}
+
+TEST(MetalOptionsTest, DefineSeparateAndJoinedNormalizeAlike) {
+  EXPECT_EQ(parseOk({"-D", "N"}).normalized(), parseOk({"-DN"}).normalized());
+  EXPECT_EQ(parseOk({"-D", "N"}).normalized(), parseOk({"-DN=1"}).normalized());
+  EXPECT_NE(parseOk({"-DN="}).normalized(), parseOk({"-DN"}).normalized())
+      << "an empty definition is not definition 1";
+}
+
+TEST(MetalOptionsTest, DefineErrors) {
+  EXPECT_NE(parseError({"-D"}).find("-D"), std::string::npos);
+  EXPECT_NE(parseError({"-D", "1ABC"}).find("1ABC"), std::string::npos);
+  EXPECT_NE(parseError({"-D=3"}).find("-D"), std::string::npos);
+  EXPECT_NE(parseError({"-DA-B"}).find("A-B"), std::string::npos);
+}
+
+TEST(MetalOptionsTest, IncludeDirBothFormsKeepOrder) {
+  MetalOptions o = parseOk({"-I", "inc", "-Ilib/headers", "-I", "."});
+  EXPECT_EQ(o.includeDirs, (Args{"inc", "lib/headers", "."}));
+  EXPECT_EQ(o.normalized(), (Args{"-std=macos-metal2.0", "-ffast-math", "-Iinc", "-Ilib/headers",
+                                  "-I."}));
+  EXPECT_NE(parseOk({"-Ia", "-Ib"}).normalized(), parseOk({"-Ib", "-Ia"}).normalized());
+}
+
+TEST(MetalOptionsTest, IncludeDirNeedsValue) { EXPECT_NE(parseError({"-I"}).find("-I"), std::string::npos); }
+
+TEST(MetalOptionsTest, EachOfTheSevenStdValuesParses) {
+  struct Expect {
+    std::string value;
+    Platform platform;
+    int major, minor, macro;
+    std::string spelling;
+  };
+  const std::vector<Expect> expected = {
+      {"ios-metal1.0", Platform::IOS, 1, 0, 100, "ios-metal1.0"},
+      {"ios-metal1.1", Platform::IOS, 1, 1, 110, "ios-metal1.1"},
+      {"ios-metal1.2", Platform::IOS, 1, 2, 120, "ios-metal1.2"},
+      {"ios-metal2.0", Platform::IOS, 2, 0, 200, "ios-metal2.0"},
+      {"osx-metal1.1", Platform::MacOS, 1, 1, 110, "macos-metal1.1"},
+      {"osx-metal1.2", Platform::MacOS, 1, 2, 120, "macos-metal1.2"},
+      {"osx-metal2.0", Platform::MacOS, 2, 0, 200, "macos-metal2.0"},
+  };
+  for (const auto &e : expected) {
+    SCOPED_TRACE(e.value);
+    MetalOptions o = parseOk({"-std=" + e.value});
+    EXPECT_EQ(o.std.platform, e.platform);
+    EXPECT_EQ(o.std.major, e.major);
+    EXPECT_EQ(o.std.minor, e.minor);
+    EXPECT_EQ(o.std.metalVersionMacro(), e.macro);
+    EXPECT_EQ(o.std.spelling(), e.spelling);
+    EXPECT_EQ(o.normalized().at(0), "-std=" + e.spelling);
+  }
+}
+
+TEST(MetalOptionsTest, MacosSpellingEqualsOsx) {
+  for (const char *v : {"1.1", "1.2", "2.0"}) {
+    SCOPED_TRACE(v);
+    auto osx = parseStdValue(std::string("osx-metal") + v);
+    auto macos = parseStdValue(std::string("macos-metal") + v);
+    ASSERT_TRUE(osx && macos);
+    EXPECT_EQ(*osx, *macos);
+    EXPECT_EQ(parseOk({std::string("-std=osx-metal") + v}).normalized(),
+              parseOk({std::string("-std=macos-metal") + v}).normalized());
+  }
+  // macOS never had Metal 1.0, whichever the spelling.
+  EXPECT_FALSE(parseStdValue("osx-metal1.0"));
+  EXPECT_FALSE(parseStdValue("macos-metal1.0"));
+  EXPECT_FALSE(parseStdValue("ios-metal2.1"));
+  EXPECT_FALSE(parseStdValue("IOS-metal2.0"));
+}
+
+TEST(MetalOptionsTest, LastStdWins) {
+  MetalOptions o = parseOk({"-std=ios-metal1.0", "-std=osx-metal1.2"});
+  EXPECT_EQ(o.std, (LanguageVersion{Platform::MacOS, 1, 2}));
+}
+
+TEST(MetalOptionsTest, AllowedStdValuesAreTheSpecsSeven) {
+  EXPECT_EQ(allowedStdValues(), kSevenStds);
+}
+
+void expectListsAllSeven(const std::string &error) {
+  for (const auto &v : kSevenStds)
+    EXPECT_NE(error.find(v), std::string::npos) << "missing " << v << " in: " << error;
+}
+
+TEST(MetalOptionsTest, EmptyStdFailsListingAllowedValues) {
+  std::string error = parseError({"-std="});
+  EXPECT_NE(error.find("-std="), std::string::npos) << error;
+  expectListsAllSeven(error);
+}
+
+TEST(MetalOptionsTest, UnknownStdFailsListingAllowedValues) {
+  for (const char *bad : {"-std=metal3.0", "-std=c++17", "-std=ios-metal", "-std=osx-metal1.0"}) {
+    SCOPED_TRACE(bad);
+    std::string error = parseError({bad});
+    std::string value = std::string(bad).substr(5);
+    EXPECT_NE(error.find(value), std::string::npos) << "names the bad value: " << error;
+    expectListsAllSeven(error);
+  }
+}
+
+TEST(MetalOptionsTest, FastMathDefaultAndNoFastMath) {
+  EXPECT_TRUE(parseOk({"-ffast-math"}).fastMath);
+  MetalOptions off = parseOk({"-fno-fast-math"});
+  EXPECT_FALSE(off.fastMath);
+  EXPECT_EQ(off.normalized(), (Args{"-std=macos-metal2.0", "-fno-fast-math"}));
+  // Last one wins.
+  EXPECT_TRUE(parseOk({"-fno-fast-math", "-ffast-math"}).fastMath);
+  EXPECT_FALSE(parseOk({"-ffast-math", "-fno-fast-math"}).fastMath);
+}
+
+TEST(MetalOptionsTest, WerrorAndW) {
+  MetalOptions o = parseOk({"-Werror"});
+  EXPECT_TRUE(o.warningsAsErrors);
+  EXPECT_FALSE(o.suppressWarnings);
+  EXPECT_TRUE(o.warningFlags.empty()) << "-Werror is not a passthrough flag";
+  EXPECT_EQ(o.normalized(), (Args{"-std=macos-metal2.0", "-ffast-math", "-Werror"}));
+
+  MetalOptions w = parseOk({"-W"});
+  EXPECT_TRUE(w.suppressWarnings);
+  EXPECT_FALSE(w.warningsAsErrors);
+  EXPECT_TRUE(w.warningFlags.empty());
+  EXPECT_EQ(w.normalized(), (Args{"-std=macos-metal2.0", "-ffast-math", "-W"}));
+}
+
+TEST(MetalOptionsTest, WarningFlagsPassThroughInOrder) {
+  MetalOptions o = parseOk({"-Wno-foo", "-Wunused-variable", "-Wno-error=conversion", "-Wall"});
+  EXPECT_EQ(o.warningFlags, (Args{"-Wno-foo", "-Wunused-variable", "-Wno-error=conversion", "-Wall"}));
+  EXPECT_FALSE(o.warningsAsErrors);
+  EXPECT_FALSE(o.suppressWarnings);
+  auto n = o.normalized();
+  EXPECT_EQ(n, (Args{"-std=macos-metal2.0", "-ffast-math", "-Wno-foo", "-Wunused-variable",
+                     "-Wno-error=conversion", "-Wall"}));
+}
+
+TEST(MetalOptionsTest, UnknownOptionsRejected) {
+  for (const Args &bad : std::vector<Args>{{"-O3"},
+                                           {"-fno-builtin"},
+                                           {"-x", "c"},
+                                           {"main.metal"},
+                                           {"-std"},
+                                           {"-Wl,-rpath"},
+                                           {"-include", "x.h"},
+                                           {"-Xclang", "-load"},
+                                           {""}}) {
+    SCOPED_TRACE(bad.front());
+    std::string error = parseError(bad);
+    EXPECT_NE(error.find("'" + bad.front() + "'"), std::string::npos)
+        << "names the bad option: " << error;
+  }
+}
+
+TEST(MetalOptionsTest, FullNormalizedOrderIsFixed) {
+  // Whatever the command-line order of the kinds of options, normalized()
+  // uses one order: std, fast-math, -D..., -I..., -Werror, -W, -W<name>....
+  MetalOptions o = parseOk({"-Wno-foo", "-W", "-Iinc", "-DA", "-Werror", "-fno-fast-math",
+                            "-std=ios-metal1.2", "-DB=2"});
+  EXPECT_EQ(o.normalized(), (Args{"-std=ios-metal1.2", "-fno-fast-math", "-DA=1", "-DB=2", "-Iinc",
+                                  "-Werror", "-W", "-Wno-foo"}));
+  // Normalizing is idempotent: parsing the normalized form gives it back.
+  EXPECT_EQ(parseOk(o.normalized()).normalized(), o.normalized());
+}
+
+} // namespace
+} // namespace msl::compiler
