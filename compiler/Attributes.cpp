@@ -33,6 +33,16 @@ constexpr std::array<const char *, 20> kComputeBuiltins{
 // `__local`, because the address-space macro expands inside [[...]] too.
 constexpr std::array<const char *, 4> kIndexed{"buffer", "threadgroup", "texture", "sampler"};
 
+// Largest index of each binding kind: Metal's argument tables have 31
+// buffer and threadgroup entries, 128 textures and 16 samplers.
+unsigned maxIndex(llvm::StringRef name) {
+  if (name == "texture")
+    return 127;
+  if (name == "sampler")
+    return 15;
+  return 30;
+}
+
 constexpr auto makeSpellings() {
   std::array<ParsedAttrInfo::Spelling, kComputeBuiltins.size() + kIndexed.size() + 1> s{};
   size_t i = 0;
@@ -81,11 +91,12 @@ struct MslAttrInfo : public ParsedAttrInfo {
       std::optional<llvm::APSInt> value;
       if (A.getNumArgs() == 1 && A.isArgExpr(0) && A.getArgAsExpr(0))
         value = A.getArgAsExpr(0)->getIntegerConstantExpr(S.Context);
-      if (!value || value->isNegative()) {
+      if (!value || value->isNegative() || value->getActiveBits() > 32 ||
+          value->getZExtValue() > maxIndex(n)) {
         S.Diag(A.getLoc(), diags.getCustomDiagID(
                                DiagnosticsEngine::Error,
-                               "attribute '%0' needs one non-negative integer constant index"))
-            << n;
+                               "attribute '%0' needs an integer constant index from 0 to %1"))
+            << n << maxIndex(n);
         return AttributeNotApplied;
       }
       annotation += ":" + std::to_string(value->getZExtValue());

@@ -129,8 +129,9 @@ public:
 
 private:
   void visit(clang::Decl *d) {
-    if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
-      for (clang::Decl *inner : ns->decls())
+    // Kernels may sit in namespaces, extern "C" blocks and the like.
+    if (llvm::isa<clang::NamespaceDecl, clang::LinkageSpecDecl, clang::ExportDecl>(d)) {
+      for (clang::Decl *inner : llvm::cast<clang::DeclContext>(d)->decls())
         visit(inner);
       return;
     }
@@ -309,9 +310,7 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
     args.push_back("-D" + d.name + "=" + d.value.value_or("1"));
   for (const auto &dir : opts.includeDirs)
     args.push_back("-I" + std::string(kSourceRoot) + dir);
-  if (opts.warningsAsErrors)
-    args.push_back("-Werror");
-  for (const auto &w : opts.warningFlags)
+  for (const auto &w : opts.warningFlags) // -Werror among them, in order
     args.push_back(w);
   if (opts.suppressWarnings)
     args.push_back("-w");
@@ -424,20 +423,32 @@ CompileResult compile(const CompileJob &job) {
   for (const auto &[name, contents] : embeddedStdlib())
     fs->addFile(kStdlibRoot + name, 0, llvm::MemoryBuffer::getMemBuffer(contents, name, false));
   for (const auto &[path, contents] : job.files) {
+    if (path == job.mainPath) {
+      result.diagnostics.push_back(commandLineError("file '" + path + "' is also the main source"));
+      return finish();
+    }
     if (!isSafeRelativePath(path)) {
       result.diagnostics.push_back(commandLineError(
           "file path '" + path + "' must be relative to the compile root, without '..'"));
       return finish();
     }
-    fs->addFile(kSourceRoot + path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, false));
+    if (!fs->addFile(kSourceRoot + path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, false))) {
+      result.diagnostics.push_back(commandLineError(
+          "file '" + path + "' conflicts with another file's path (a file cannot also be a directory)"));
+      return finish();
+    }
   }
   if (!isSafeRelativePath(job.mainPath)) {
     result.diagnostics.push_back(commandLineError(
         "main path '" + job.mainPath + "' must be relative to the compile root, without '..'"));
     return finish();
   }
-  fs->addFile(kSourceRoot + job.mainPath, 0,
-              llvm::MemoryBuffer::getMemBuffer(job.mainSource, job.mainPath, false));
+  if (!fs->addFile(kSourceRoot + job.mainPath, 0,
+                   llvm::MemoryBuffer::getMemBuffer(job.mainSource, job.mainPath, false))) {
+    result.diagnostics.push_back(commandLineError(
+        "main path '" + job.mainPath + "' conflicts with a file's path"));
+    return finish();
+  }
 
   DiagnosticCollector collector(result.diagnostics);
   auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
@@ -461,6 +472,8 @@ CompileResult compile(const CompileJob &job) {
   clang::CompilerInstance ci;
   ci.setInvocation(std::move(invocation));
   ci.createDiagnostics(&collector, false);
+  // Diagnostics are data here; no "N errors generated." on the worker's stderr.
+  ci.getDiagnosticOpts().ShowCarets = false;
   ci.createFileManager(fs);
   llvm::LLVMContext context;
   std::vector<KernelInfo> kernels;

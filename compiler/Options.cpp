@@ -137,7 +137,10 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
     } else if (arg == "-fno-fast-math") {
       opts.fastMath = false;
     } else if (arg == "-Werror") {
+      // Kept in order with the other -W flags: -Wno-error -Werror differs
+      // from -Werror -Wno-error.
       opts.warningsAsErrors = true;
+      opts.warningFlags.push_back(arg);
     } else if (arg == "-W") {
       opts.suppressWarnings = true;
     } else if (arg.rfind("-W", 0) == 0 && isWarningName(arg.substr(2))) {
@@ -159,8 +162,6 @@ std::vector<std::string> MetalOptions::normalized() const {
     out.push_back("-D" + d.name + "=" + d.value.value_or("1"));
   for (const auto &dir : includeDirs)
     out.push_back("-I" + dir);
-  if (warningsAsErrors)
-    out.push_back("-Werror");
   if (suppressWarnings)
     out.push_back("-W");
   for (const auto &w : warningFlags)

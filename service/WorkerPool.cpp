@@ -15,19 +15,20 @@
 namespace msl::service {
 namespace {
 
+enum class Wait { Readable, TimedOut, Failed };
+
 // Waits until `fd` is readable or `deadline` passes.
-bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+Wait waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
-      return false;
+      return Wait::TimedOut;
     pollfd p{fd, POLLIN, 0};
     int n = ::poll(&p, 1, int(std::min<int64_t>(left.count(), 1 << 30)));
     if (n > 0)
-      return true;
+      return Wait::Readable;
     if (n < 0 && errno != EINTR)
-      return false;
+      return Wait::Failed;
   }
 }
 
@@ -78,7 +79,7 @@ bool WorkerPool::spawn(Worker &w, std::string &error) {
   w = Worker{pid, in[1], out[0]};
   msl::internal::WorkerHello hello;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  if (!waitReadable(w.fromWorker, deadline) || !readMessage(w.fromWorker, hello)) {
+  if (waitReadable(w.fromWorker, deadline) != Wait::Readable || !readMessage(w.fromWorker, hello)) {
     error = "compile worker " + options_.workerPath + " did not start: " + reap(w);
     return false;
   }
@@ -122,14 +123,15 @@ WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request)
   Outcome outcome;
   auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   bool sent = writeMessage(w.toWorker, request);
-  if (sent && waitReadable(w.fromWorker, deadline)) {
+  Wait wait = sent ? waitReadable(w.fromWorker, deadline) : Wait::Failed;
+  if (wait == Wait::Readable) {
     if (readMessage(w.fromWorker, outcome.response)) {
       outcome.kind = Outcome::Kind::Ok;
     } else {
       outcome.kind = Outcome::Kind::Crashed;
       outcome.detail = "the compile worker " + reap(w);
     }
-  } else if (sent && std::chrono::steady_clock::now() >= deadline) {
+  } else if (wait == Wait::TimedOut) {
     kill(w);
     reap(w);
     outcome.kind = Outcome::Kind::TimedOut;

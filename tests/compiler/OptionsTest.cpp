@@ -188,7 +188,7 @@ TEST(MetalOptionsTest, WerrorAndW) {
   MetalOptions o = parseOk({"-Werror"});
   EXPECT_TRUE(o.warningsAsErrors);
   EXPECT_FALSE(o.suppressWarnings);
-  EXPECT_TRUE(o.warningFlags.empty()) << "-Werror is not a passthrough flag";
+  EXPECT_EQ(o.warningFlags, (Args{"-Werror"})) << "-Werror keeps its place among -W flags";
   EXPECT_EQ(o.normalized(), (Args{"-std=macos-metal2.0", "-ffast-math", "-Werror"}));
 
   MetalOptions w = parseOk({"-W"});
@@ -227,11 +227,12 @@ TEST(MetalOptionsTest, UnknownOptionsRejected) {
 
 TEST(MetalOptionsTest, FullNormalizedOrderIsFixed) {
   // Whatever the command-line order of the kinds of options, normalized()
-  // uses one order: std, fast-math, -D..., -I..., -Werror, -W, -W<name>....
+  // uses one order: std, fast-math, -D..., -I..., -W, then -W<name> and
+  // -Werror in their command-line order (the last of -Werror/-Wno-error wins).
   MetalOptions o = parseOk({"-Wno-foo", "-W", "-Iinc", "-DA", "-Werror", "-fno-fast-math",
                             "-std=ios-metal1.2", "-DB=2"});
   EXPECT_EQ(o.normalized(), (Args{"-std=ios-metal1.2", "-fno-fast-math", "-DA=1", "-DB=2", "-Iinc",
-                                  "-Werror", "-W", "-Wno-foo"}));
+                                  "-W", "-Wno-foo", "-Werror"}));
   // Normalizing is idempotent: parsing the normalized form gives it back.
   EXPECT_EQ(parseOk(o.normalized()).normalized(), o.normalized());
 }

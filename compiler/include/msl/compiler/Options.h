@@ -47,7 +47,8 @@ struct MetalOptions {
   bool fastMath = true;
   bool warningsAsErrors = false;      // -Werror
   bool suppressWarnings = false;      // -W
-  /// Other -W<name> / -Wno-<name> flags, in order, passed to the compiler.
+  /// -W<name> / -Wno-<name> flags and -Werror, in command-line order, passed
+  /// to the compiler.
   std::vector<std::string> warningFlags;
 
   /// Every option explicit (defaults included), in a fixed order, with the

@@ -1,0 +1,387 @@
+//===- MslBench.cpp - msl-bench: msld latency vs. in-process compile -------===//
+//
+// Starts its own msld (beside this binary) on loopback ports with a fresh
+// data directory, then prints one table:
+//
+//   (a) a no-op gRPC call (FindMissingBlobs with an empty list) beside a
+//       cache-hit Compile, p50 and p99 over --hot-calls calls each;
+//   (b) for each examples/*.metal kernel: a cold Compile through msld (a
+//       unique -D MSL_BENCH_NONCE=<n> per call so the action cache misses)
+//       beside msl::compiler::compile() of the same source in this process,
+//       p50 of --cold-runs runs each, and their ratio.
+//
+// msld is stopped with SIGTERM at the end.
+//
+//===----------------------------------------------------------------------===//
+#include "msl/client/Client.h"
+#include "msl/compiler/Compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  int hotCalls = 200;
+  int coldRuns = 15;
+  int workers = 2;
+  std::string examples = MSLD_SOURCE_DIR "/examples";
+  std::string msld; // default: beside /proc/self/exe
+};
+
+[[noreturn]] void die(const std::string &message) {
+  std::cerr << "msl-bench: " << message << "\n";
+  std::exit(1);
+}
+
+Args parseArgs(int argc, char **argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die("missing value after " + s);
+      return argv[++i];
+    };
+    if (s == "--hot-calls") a.hotCalls = std::stoi(next());
+    else if (s == "--cold-runs") a.coldRuns = std::stoi(next());
+    else if (s == "--compile-workers") a.workers = std::stoi(next());
+    else if (s == "--examples") a.examples = next();
+    else if (s == "--msld") a.msld = next();
+    else if (s == "-h" || s == "--help") {
+      std::cout << "usage: msl-bench [--hot-calls N (200)] [--cold-runs N (15)]\n"
+                   "                 [--compile-workers N (2)] [--examples DIR] [--msld PATH]\n";
+      std::exit(0);
+    } else {
+      die("unknown argument '" + s + "' (see --help)");
+    }
+  }
+  if (a.hotCalls < 1 || a.coldRuns < 1) die("counts must be >= 1");
+  return a;
+}
+
+std::string readFile(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) die("cannot read " + p.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Nearest-rank percentile of microsecond samples.
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+double micros(Clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+std::string fmtMs(double us) {
+  char buf[32];
+  if (us < 10000) std::snprintf(buf, sizeof buf, "%.3f ms", us / 1000);
+  else std::snprintf(buf, sizeof buf, "%.1f ms", us / 1000);
+  return buf;
+}
+
+std::string machine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  int processors = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 && model == "unknown CPU") {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+    }
+    if (line.rfind("processor", 0) == 0) ++processors;
+  }
+  std::string load;
+  std::ifstream la("/proc/loadavg");
+  std::getline(la, load);
+  std::ostringstream s;
+  s << model << ", " << processors << " logical CPUs in /proc/cpuinfo, "
+    << std::thread::hardware_concurrency() << " usable; loadavg at start: " << load;
+  return s.str();
+}
+
+// The msld child process.
+struct Daemon {
+  pid_t pid = -1;
+  int grpcPort = 0, metricsPort = 0;
+  fs::path dir;
+
+  void start(const std::string &msld, int workers) {
+    char tmpl[] = "/tmp/msl-bench-XXXXXX";
+    if (!mkdtemp(tmpl)) die(std::string("mkdtemp: ") + std::strerror(errno));
+    dir = tmpl;
+    std::string ready = (dir / "ready.json").string();
+    std::string data = (dir / "data").string();
+    std::string log = (dir / "msld.log").string();
+    std::string workersArg = std::to_string(workers);
+    std::vector<std::string> argv = {msld,
+                                     "--listen", "127.0.0.1:0",
+                                     "--metrics-listen", "127.0.0.1:0",
+                                     "--data-dir", data,
+                                     "--ready-file", ready,
+                                     "--compile-workers", workersArg};
+    pid = fork();
+    if (pid < 0) die(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
+      std::vector<char *> cargv;
+      for (auto &a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(ready)) {
+      int status;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        die("msld exited before it was ready; its log:\n" + readFile(log));
+      }
+      if (Clock::now() > deadline) die("msld not ready after 60 s; log in " + log);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // {"grpc_port":N,"metrics_port":M}
+    std::string json = readFile(ready);
+    auto number = [&](const std::string &key) {
+      auto at = json.find("\"" + key + "\"");
+      if (at == std::string::npos) die("no " + key + " in " + json);
+      at = json.find(':', at);
+      return std::atoi(json.c_str() + at + 1);
+    };
+    grpcPort = number("grpc_port");
+    metricsPort = number("metrics_port");
+  }
+
+  // SIGTERM, then wait; returns how msld ended.
+  std::string stop() {
+    if (pid <= 0) return "not running";
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return std::string("signal ") + strsignal(WTERMSIG(status));
+    return "?";
+  }
+
+  ~Daemon() {
+    if (pid > 0) stop();
+  }
+};
+
+msl::v1::CompileRequest serviceRequest(const std::string &path, const std::string &source,
+                                       const std::vector<std::string> &options) {
+  msl::v1::CompileRequest r;
+  r.set_main_path(path);
+  r.mutable_main_source()->set_inline_(source);
+  for (const auto &o : options) r.add_options(o);
+  r.mutable_target()->set_arch(msl::v1::Target::X86_64);
+  // Outputs: empty = the x86_64 defaults (LLVM bitcode + reflection), the
+  // same as msl::compiler::defaultOutputs(X86_64) used in-process below.
+  return r;
+}
+
+msl::compiler::CompileJob inProcessJob(const std::string &path, const std::string &source,
+                                       const std::vector<std::string> &options) {
+  msl::compiler::CompileJob job;
+  job.mainPath = path;
+  job.mainSource = source;
+  job.options = options;
+  job.target.arch = msl::compiler::Arch::X86_64;
+  return job;
+}
+
+std::vector<std::string> nonceOptions(long nonce) {
+  return {"-D", "MSL_BENCH_NONCE=" + std::to_string(nonce)};
+}
+
+void checkCompile(const msl::client::Result<msl::v1::CompileResponse> &r, const std::string &what,
+                  std::optional<bool> wantHit) {
+  if (!r.ok()) die(what + ": " + msl::client::describeStatus(r.status()));
+  if (!r->success()) {
+    std::string first = r->diagnostics_size() ? r->diagnostics(0).message() : "(no diagnostics)";
+    die(what + ": compile failed: " + first);
+  }
+  if (wantHit && r->cache_hit() != *wantHit)
+    die(what + ": expected cache_hit=" + (*wantHit ? "true" : "false"));
+}
+
+struct Row {
+  std::string name, a, b, c, d, e;
+};
+
+void printTable(const std::vector<Row> &rows) {
+  std::vector<size_t> w(6, 0);
+  for (const auto &r : rows) {
+    const std::string *cells[] = {&r.name, &r.a, &r.b, &r.c, &r.d, &r.e};
+    for (int i = 0; i < 6; ++i) w[i] = std::max(w[i], cells[i]->size());
+  }
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const auto &r = rows[k];
+    const std::string *cells[] = {&r.name, &r.a, &r.b, &r.c, &r.d, &r.e};
+    std::string line = "|";
+    for (int i = 0; i < 6; ++i) {
+      std::string c = *cells[i];
+      if (i == 0) line += " " + c + std::string(w[i] - c.size(), ' ') + " |";
+      else line += " " + std::string(w[i] - c.size(), ' ') + c + " |";
+    }
+    std::cout << line << "\n";
+    if (k == 0) {
+      std::string sep = "|";
+      for (int i = 0; i < 6; ++i)
+        sep += (i == 0 ? std::string(w[i] + 2, '-') : std::string(w[i] + 1, '-') + ":") + "|";
+      std::cout << sep << "\n";
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Args args = parseArgs(argc, argv);
+  std::signal(SIGPIPE, SIG_IGN);
+  if (args.msld.empty()) {
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) die("cannot read /proc/self/exe: " + ec.message());
+    args.msld = (self.parent_path() / "msld").string();
+  }
+  if (!fs::exists(args.msld)) die(args.msld + " not found (build the msld target)");
+
+  std::vector<fs::path> sources;
+  for (const char *name : {"saxpy", "reduce", "histogram"}) {
+    fs::path p = fs::path(args.examples) / (std::string(name) + ".metal");
+    if (!fs::exists(p)) die(p.string() + " not found (see --examples)");
+    sources.push_back(p);
+  }
+
+  std::cout << "machine: " << machine() << "\n";
+  std::cout << "msld: " << args.msld << " --compile-workers " << args.workers
+            << "; hot calls: " << args.hotCalls << "; cold runs: " << args.coldRuns
+            << "; target x86_64, default outputs (LLVM bitcode + reflection)\n";
+
+  Daemon daemon;
+  daemon.start(args.msld, args.workers);
+  std::cout << "msld started: pid " << daemon.pid << ", gRPC 127.0.0.1:" << daemon.grpcPort
+            << ", metrics 127.0.0.1:" << daemon.metricsPort << "\n" << std::flush;
+
+  msl::client::Client client("127.0.0.1:" + std::to_string(daemon.grpcPort));
+  if (auto h = client.waitUntilHealthy(std::chrono::seconds(30)); !h.ok())
+    die("msld not healthy: " + msl::client::describeStatus(h.status()));
+
+  std::vector<Row> rows;
+  rows.push_back({"what", "calls", "p50", "p99", "p50 in-process", "service / in-process"});
+
+  // (a) no-op call vs. cache-hit Compile.
+  {
+    // Client::findMissingBlobs({}) answers an empty list without a call, so
+    // the no-op goes through the CAS stub on the client's channel, with the
+    // same per-call deadline the client sets on Compile.
+    auto cas = msl::v1::ContentAddressableStorage::NewStub(client.channel());
+    auto noopCall = [&] {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + client.options().call_deadline);
+      msl::v1::FindMissingBlobsRequest req;
+      msl::v1::FindMissingBlobsResponse resp;
+      grpc::Status s = cas->FindMissingBlobs(&ctx, req, &resp);
+      if (!s.ok()) die("FindMissingBlobs: " + msl::client::describeStatus(s));
+    };
+    for (int i = 0; i < 20; ++i) noopCall(); // warm the channel
+    std::vector<double> noop;
+    for (int i = 0; i < args.hotCalls; ++i) {
+      auto t0 = Clock::now();
+      noopCall();
+      noop.push_back(micros(Clock::now() - t0));
+    }
+    std::string src = readFile(sources[0]);
+    auto req = serviceRequest("saxpy.metal", src, {});
+    checkCompile(client.compile(req), "priming compile", std::nullopt);
+    for (int i = 0; i < 5; ++i) checkCompile(client.compile(req), "warm-up hit", true);
+    std::vector<double> hit;
+    for (int i = 0; i < args.hotCalls; ++i) {
+      auto t0 = Clock::now();
+      auto r = client.compile(req);
+      hit.push_back(micros(Clock::now() - t0));
+      checkCompile(r, "cache-hit compile", true);
+    }
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "hit/no-op p50 %.1fx", percentile(hit, .5) / percentile(noop, .5));
+    rows.push_back({"no-op RPC (FindMissingBlobs, empty)", std::to_string(args.hotCalls),
+                    fmtMs(percentile(noop, .5)), fmtMs(percentile(noop, .99)), "-", "-"});
+    rows.push_back({"Compile, action-cache hit (saxpy)", std::to_string(args.hotCalls),
+                    fmtMs(percentile(hit, .5)), fmtMs(percentile(hit, .99)), "-", ratio});
+  }
+
+  // (b) cold compiles: service vs. in-process.
+  long nonce = static_cast<long>(getpid()) * 1000000;
+  for (const auto &path : sources) {
+    std::string name = path.stem().string();
+    std::string file = path.filename().string();
+    std::string src = readFile(path);
+    // Warm-up (not measured): every worker process and this process compile
+    // once, so one-time initialisation is not counted as a cold compile.
+    for (int i = 0; i < args.workers; ++i)
+      checkCompile(client.compile(serviceRequest(file, src, nonceOptions(++nonce))),
+                   name + " warm-up", false);
+    if (auto r = msl::compiler::compile(inProcessJob(file, src, nonceOptions(++nonce))); !r.success)
+      die(name + ": in-process compile failed");
+
+    std::vector<double> service, local, serverReported;
+    for (int i = 0; i < args.coldRuns; ++i) {
+      auto req = serviceRequest(file, src, nonceOptions(++nonce));
+      auto t0 = Clock::now();
+      auto r = client.compile(req);
+      service.push_back(micros(Clock::now() - t0));
+      checkCompile(r, name + " cold compile", false);
+      serverReported.push_back(static_cast<double>(r->compile_time_us()));
+
+      auto job = inProcessJob(file, src, nonceOptions(++nonce));
+      t0 = Clock::now();
+      auto l = msl::compiler::compile(job);
+      local.push_back(micros(Clock::now() - t0));
+      if (!l.success) die(name + ": in-process compile failed");
+    }
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx", percentile(service, .5) / percentile(local, .5));
+    rows.push_back({"cold Compile " + name + " (worker reports " +
+                        fmtMs(percentile(serverReported, .5)) + ")",
+                    std::to_string(args.coldRuns), fmtMs(percentile(service, .5)),
+                    fmtMs(percentile(service, .99)), fmtMs(percentile(local, .5)), ratio});
+  }
+
+  std::cout << "\n";
+  printTable(rows);
+  std::cout << "\nmsld stopped (SIGTERM): " << daemon.stop() << "\n";
+  return 0;
+}

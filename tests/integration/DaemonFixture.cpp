@@ -1,0 +1,165 @@
+#include "DaemonFixture.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace msl::test {
+
+Daemon::Daemon(std::string dataDir, std::vector<std::string> extraArgs)
+    : dataDir_(std::move(dataDir)), extraArgs_(std::move(extraArgs)) {}
+
+Daemon::~Daemon() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool Daemon::start() {
+  std::string ready = dataDir_ + ".ready.json";
+  std::filesystem::remove(ready);
+  std::vector<std::string> args = {std::string(MSLD_BIN_DIR) + "/msld",
+                                   "--listen", "127.0.0.1:0",
+                                   "--metrics-listen", "127.0.0.1:0",
+                                   "--data-dir", dataDir_,
+                                   "--ready-file", ready,
+                                   "--compile-workers", "2"};
+  args.insert(args.end(), extraArgs_.begin(), extraArgs_.end());
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    std::vector<char *> argv;
+    for (auto &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  for (int i = 0; i < 600; ++i) { // up to 60 s: workers load LLVM
+    std::ifstream in(ready);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (sscanf(text.c_str(), "{\"grpc_port\":%d,\"metrics_port\":%d}", &grpcPort_, &metricsPort_) == 2)
+      break;
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (grpcPort_ == 0)
+    return false;
+  grpc::ChannelArguments channelArgs;
+  channelArgs.SetMaxReceiveMessageSize(64 << 20);
+  channel_ = grpc::CreateCustomChannel(address(), grpc::InsecureChannelCredentials(), channelArgs);
+  compiler_ = msl::v1::Compiler::NewStub(channel_);
+  cas_ = msl::v1::ContentAddressableStorage::NewStub(channel_);
+  return true;
+}
+
+int Daemon::stop() {
+  if (pid_ <= 0)
+    return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string Daemon::scrapeMetrics() {
+  httplib::Client http("127.0.0.1", metricsPort_);
+  auto res = http.Get("/metrics");
+  return res && res->status == 200 ? res->body : std::string();
+}
+
+double Daemon::metric(const std::string &nameWithLabels) {
+  std::istringstream in(scrapeMetrics());
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(nameWithLabels + " ", 0) == 0)
+      return std::stod(line.substr(nameWithLabels.size() + 1));
+  return 0;
+}
+
+void DaemonTest::SetUp() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "msld-it-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  dir_ = tmpl;
+}
+
+void DaemonTest::TearDown() {
+  daemon_.reset();
+  std::filesystem::remove_all(dir_);
+}
+
+Daemon &DaemonTest::startDaemon(std::vector<std::string> extraArgs) {
+  if (daemon_)
+    daemon_->stop();
+  daemon_ = std::make_unique<Daemon>((dir_ / "data").string(), std::move(extraArgs));
+  EXPECT_TRUE(daemon_->start()) << "msld did not start";
+  return *daemon_;
+}
+
+std::string readSourceFile(const std::string &relativePath) {
+  std::ifstream in(std::string(MSLD_SOURCE_DIR) + "/" + relativePath, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+msl::v1::CompileRequest compileRequest(const std::string &source, std::vector<std::string> options,
+                                       msl::v1::Target::Arch arch,
+                                       std::vector<msl::v1::ArtifactKind> outputs) {
+  msl::v1::CompileRequest req;
+  req.set_main_path("main.metal");
+  req.mutable_main_source()->set_inline_(source);
+  for (auto &o : options)
+    req.add_options(o);
+  req.mutable_target()->set_arch(arch);
+  for (auto k : outputs)
+    req.add_outputs(k);
+  return req;
+}
+
+grpc::Status compile(Daemon &d, const msl::v1::CompileRequest &request,
+                     msl::v1::CompileResponse &response, int deadlineSeconds) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(deadlineSeconds));
+  return d.compiler().Compile(&ctx, request, &response);
+}
+
+std::string artifact(const msl::v1::CompileResponse &response, msl::v1::ArtifactKind kind) {
+  for (const auto &a : response.artifacts())
+    if (a.kind() == kind)
+      return a.inline_data();
+  return "";
+}
+
+std::string sha256Hex(const std::string &bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static const char *hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < length; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+std::string diagnosticsText(const msl::v1::CompileResponse &response) {
+  std::string out;
+  for (const auto &d : response.diagnostics())
+    out += d.file() + ":" + std::to_string(d.line()) + ":" + std::to_string(d.column()) + ": " +
+           d.message() + "\n";
+  return out;
+}
+
+} // namespace msl::test

@@ -1,0 +1,88 @@
+//===- DaemonFixture.h - A real msld on a loopback port -------------------===//
+//
+// Starts build/bin/msld as a child process with a fresh RocksDB directory and
+// free ports, and gives tests gRPC stubs and a /metrics scraper.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "msl/v1/cas.grpc.pb.h"
+#include "msl/v1/compiler.grpc.pb.h"
+
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace msl::test {
+
+class Daemon {
+public:
+  /// Extra msld flags, e.g. {"--compile-timeout-ms", "500"}.
+  explicit Daemon(std::string dataDir, std::vector<std::string> extraArgs = {});
+  ~Daemon();
+  /// Starts msld and waits until it serves; false if it did not.
+  bool start();
+  /// SIGTERM and wait; returns the exit status (or -1 when killed by a signal).
+  int stop();
+  bool running() const { return pid_ > 0; }
+  int pid() const { return pid_; }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(grpcPort_); }
+  msl::v1::Compiler::Stub &compiler() { return *compiler_; }
+  msl::v1::ContentAddressableStorage::Stub &cas() { return *cas_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+
+  /// GET /metrics over HTTP.
+  std::string scrapeMetrics();
+  /// The value of one sample line `name{labels}` of /metrics (0 if absent).
+  double metric(const std::string &nameWithLabels);
+
+private:
+  std::string dataDir_;
+  std::vector<std::string> extraArgs_;
+  int pid_ = -1;
+  int grpcPort_ = 0, metricsPort_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<msl::v1::Compiler::Stub> compiler_;
+  std::unique_ptr<msl::v1::ContentAddressableStorage::Stub> cas_;
+};
+
+/// A temporary directory removed at the end of the test.
+class DaemonTest : public ::testing::Test {
+protected:
+  void SetUp() override;
+  void TearDown() override;
+  /// Starts (or restarts) the daemon on this test's data directory.
+  Daemon &startDaemon(std::vector<std::string> extraArgs = {});
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+/// Reads a file of the source tree (examples/...).
+std::string readSourceFile(const std::string &relativePath);
+
+/// A Compile request for an inline source.
+msl::v1::CompileRequest compileRequest(const std::string &source,
+                                       std::vector<std::string> options = {},
+                                       msl::v1::Target::Arch arch = msl::v1::Target::X86_64,
+                                       std::vector<msl::v1::ArtifactKind> outputs = {});
+
+/// Calls Compile with a deadline.
+grpc::Status compile(Daemon &d, const msl::v1::CompileRequest &request,
+                     msl::v1::CompileResponse &response, int deadlineSeconds = 120);
+
+/// The inline bytes of the artifact of `kind` ("" if absent).
+std::string artifact(const msl::v1::CompileResponse &response, msl::v1::ArtifactKind kind);
+
+/// Lowercase hex SHA-256, computed independently of the daemon.
+std::string sha256Hex(const std::string &bytes);
+
+/// Diagnostics as "file:line:col: message" lines, for failure messages.
+std::string diagnosticsText(const msl::v1::CompileResponse &response);
+
+} // namespace msl::test
