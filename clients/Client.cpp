@@ -1,5 +1,7 @@
 #include "msl/client/Client.h"
 
+#include "msl/cache/Digest.h"
+
 #include <algorithm>
 #include <future>
 #include <set>
@@ -89,18 +91,7 @@ int decodeHealthResponse(std::string_view s) {
 
 }  // namespace
 
-std::string sha256Hex(std::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (unsigned i = 0; i < len; ++i) {
-    out[2 * i] = kHex[md[i] >> 4];
-    out[2 * i + 1] = kHex[md[i] & 15];
-  }
-  return out;
-}
+std::string sha256Hex(std::string_view bytes) { return msl::cache::Digest::of(bytes).hash; }
 
 Digest digestOf(std::string_view bytes) {
   Digest d;

@@ -38,15 +38,16 @@ public:
   /// -DA=2" and "-DA=2 -DA=1" define different macros.
   ActionKeyBuilder &setOptions(std::vector<std::string> NormalizedOptions);
 
-  /// Target architecture (e.g. "air64") and CPU / GPU family.
+  /// Target architecture ("x86_64", "nvptx64") and CPU ("sm_90"; "" for x86_64).
   ActionKeyBuilder &setTarget(std::string Arch, std::string Cpu);
 
-  /// Requested outputs (e.g. "metallib", "air", "reflection"), order
+  /// Requested outputs ("llvm-bc", "llvm-ir", "ptx", "reflection"), order
   /// preserved because the response lists outputs positionally.
   ActionKeyBuilder &setOutputs(std::vector<std::string> Outputs);
 
   /// Everything about the compiler that can change its output; build it
-  /// with compilerIdentity() below.
+  /// msld uses the identity its compile workers report
+  /// (msl::compiler::compilerIdentity()).
   ActionKeyBuilder &setCompilerIdentity(std::string Identity);
 
   /// Canonical identity string: msld version, LLVM version and the digest
