@@ -1,11 +1,14 @@
 // Integration tests: the real msld, real workers, real RocksDB, over gRPC
 // and HTTP on loopback.
 #include "DaemonFixture.h"
+#include "msl/client/Client.h"
 
 #include <nlohmann/json.hpp>
 #include <rocksdb/db.h>
 
 #include <csignal>
+#include <fstream>
+#include <sys/wait.h>
 #include <future>
 #include <thread>
 
@@ -451,6 +454,66 @@ TEST_F(MsldTest, SigtermDrainsInFlightWork) {
   auto [rpcOk, compiled] = pending.get();
   EXPECT_TRUE(rpcOk);
   EXPECT_TRUE(compiled);
+}
+
+} // namespace
+} // namespace msl::test
+
+namespace msl::test {
+namespace {
+
+// Runs a shell command, returning its exit status and output (stdout+stderr).
+std::pair<int, std::string> run(const std::string &command) {
+  std::string output;
+  FILE *p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p)
+    return {-1, ""};
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
+    output.append(buffer, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+void writeFile(const std::filesystem::path &path, const std::string &text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST_F(MsldTest, HealthServiceSaysServing) {
+  Daemon &d = startDaemon();
+  msl::client::Client client(d.address());
+  auto health = client.waitUntilHealthy(std::chrono::seconds(10));
+  ASSERT_TRUE(health.ok()) << health.status().error_message();
+  EXPECT_EQ(health->source, msl::client::HealthSource::kHealthService);
+}
+
+TEST_F(MsldTest, MslcSendsHeadersAndWritesTheArtifact) {
+  Daemon &d = startDaemon();
+  std::filesystem::path work = dir_ / "project";
+  writeFile(work / "shaders/main.metal",
+            "#include <metal_stdlib>\n#include \"local.h\"\n#include <shared/params.h>\n"
+            "using namespace metal;\n"
+            "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            "  a[i] = LOCAL_SCALE * PARAM_OFFSET;\n}\n");
+  writeFile(work / "shaders/local.h", "#define LOCAL_SCALE 2.0f\n");
+  writeFile(work / "include/shared/params.h", "#define PARAM_OFFSET 3.0f\n");
+  std::string mslc = std::string(MSLD_BIN_DIR) + "/mslc";
+  auto [status, output] = run("cd " + work.string() + " && MSLD_ADDRESS=" + d.address() + " " +
+                              mslc + " -c shaders/main.metal -o out.ptx -I include --target nvptx64");
+  EXPECT_EQ(status, 0) << output;
+  std::ifstream in(work / "out.ptx");
+  std::string ptx((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(ptx.find(".visible .entry k("), std::string::npos) << ptx;
+
+  // Errors print like clang and exit 1.
+  writeFile(work / "shaders/local.h", "#define LOCAL_SCALE 2.0f\nconstant float broken = ;\n");
+  auto [badStatus, badOutput] = run("cd " + work.string() + " && " + mslc + " --server " +
+                                    d.address() + " -c shaders/main.metal -o out.ptx -I include");
+  EXPECT_EQ(badStatus, 1) << badOutput;
+  EXPECT_NE(badOutput.find("shaders/local.h:2:25: error: "), std::string::npos) << badOutput;
+  EXPECT_NE(badOutput.find(": error: "), std::string::npos) << badOutput;
 }
 
 } // namespace
