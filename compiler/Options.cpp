@@ -13,7 +13,7 @@ struct KnownStd {
 };
 
 // Spec 6.3. `osx-` is the 2017 spelling of `macos-`; both are accepted.
-constexpr std::array<KnownStd, 7> kKnownStds{{
+constexpr std::array<KnownStd, 7> kSpecStds{{
     {"ios-metal1.0", Platform::IOS, 1, 0},
     {"ios-metal1.1", Platform::IOS, 1, 1},
     {"ios-metal1.2", Platform::IOS, 1, 2},
@@ -21,6 +21,24 @@ constexpr std::array<KnownStd, 7> kKnownStds{{
     {"osx-metal1.1", Platform::MacOS, 1, 1},
     {"osx-metal1.2", Platform::MacOS, 1, 2},
     {"osx-metal2.0", Platform::MacOS, 2, 0},
+}};
+
+// Spellings beyond the 2.0 spec's list, as later `metal` compilers accept
+// them (the corpus uses them): macOS 1.0 (which naga's shaders are checked
+// with), the 2.1-2.4 revisions, and metal3.x, one language for both platforms.
+constexpr std::array<KnownStd, 12> kLaterStds{{
+    {"osx-metal1.0", Platform::MacOS, 1, 0},
+    {"ios-metal2.1", Platform::IOS, 2, 1},
+    {"ios-metal2.2", Platform::IOS, 2, 2},
+    {"ios-metal2.3", Platform::IOS, 2, 3},
+    {"ios-metal2.4", Platform::IOS, 2, 4},
+    {"osx-metal2.1", Platform::MacOS, 2, 1},
+    {"osx-metal2.2", Platform::MacOS, 2, 2},
+    {"osx-metal2.3", Platform::MacOS, 2, 3},
+    {"osx-metal2.4", Platform::MacOS, 2, 4},
+    {"metal3.0", Platform::MacOS, 3, 0},
+    {"metal3.1", Platform::MacOS, 3, 1},
+    {"metal3.2", Platform::MacOS, 3, 2},
 }};
 
 bool isIdentifier(const std::string &s) {
@@ -42,27 +60,33 @@ bool isWarningName(const std::string &s) {
   return true;
 }
 
-std::string joinAllowed() {
+template <size_t N> std::string join(const std::array<KnownStd, N> &stds) {
   std::string out;
-  for (const auto &v : allowedStdValues()) {
+  for (const auto &k : stds) {
     if (!out.empty())
       out += ", ";
-    out += v;
+    out += k.spelling;
   }
   return out;
+}
+
+std::string joinAllowed() {
+  return join(kSpecStds) + " (the spec's values), or a later revision: " + join(kLaterStds);
 }
 
 } // namespace
 
 std::string LanguageVersion::spelling() const {
-  return std::string(platform == Platform::IOS ? "ios" : "macos") + "-metal" +
-         std::to_string(major) + "." + std::to_string(minor);
+  std::string number = std::to_string(major) + "." + std::to_string(minor);
+  if (major >= 3)
+    return "metal" + number;
+  return std::string(platform == Platform::IOS ? "ios" : "macos") + "-metal" + number;
 }
 
 const std::vector<std::string> &allowedStdValues() {
   static const std::vector<std::string> values = [] {
     std::vector<std::string> v;
-    for (const auto &k : kKnownStds)
+    for (const auto &k : kSpecStds)
       v.push_back(k.spelling);
     return v;
   }();
@@ -73,7 +97,10 @@ std::optional<LanguageVersion> parseStdValue(const std::string &value) {
   std::string v = value;
   if (v.rfind("macos-", 0) == 0)
     v = "osx-" + v.substr(6);
-  for (const auto &k : kKnownStds)
+  for (const auto &k : kSpecStds)
+    if (v == k.spelling)
+      return LanguageVersion{k.platform, k.major, k.minor};
+  for (const auto &k : kLaterStds)
     if (v == k.spelling)
       return LanguageVersion{k.platform, k.major, k.minor};
   return std::nullopt;
@@ -132,6 +159,16 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
         return std::nullopt;
       }
       opts.std = *v;
+    } else if (arg == "-x") {
+      // `-x metal` names the language the compiler always compiles.
+      if (i + 1 >= args.size() || args[i + 1] != "metal") {
+        error = "option '-x' only takes 'metal'";
+        return std::nullopt;
+      }
+      ++i;
+    } else if (arg.rfind("-mmacosx-version-min=", 0) == 0 ||
+               arg.rfind("-mios-version-min=", 0) == 0) {
+      opts.deploymentTarget = arg;
     } else if (arg == "-ffast-math") {
       opts.fastMath = true;
     } else if (arg == "-fno-fast-math") {
@@ -147,7 +184,8 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
       opts.warningFlags.push_back(arg);
     } else {
       error = "unsupported option '" + arg +
-              "' (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>)";
+              "' (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>, "
+              "-x metal, -mmacosx-version-min=, -mios-version-min=)";
       return std::nullopt;
     }
   }
@@ -158,6 +196,8 @@ std::vector<std::string> MetalOptions::normalized() const {
   std::vector<std::string> out;
   out.push_back("-std=" + std.spelling());
   out.push_back(fastMath ? "-ffast-math" : "-fno-fast-math");
+  if (!deploymentTarget.empty())
+    out.push_back(deploymentTarget);
   for (const auto &d : defines)
     out.push_back("-D" + d.name + "=" + d.value.value_or("1"));
   for (const auto &dir : includeDirs)

@@ -137,10 +137,9 @@ TEST(MetalOptionsTest, MacosSpellingEqualsOsx) {
     EXPECT_EQ(parseOk({std::string("-std=osx-metal") + v}).normalized(),
               parseOk({std::string("-std=macos-metal") + v}).normalized());
   }
-  // macOS never had Metal 1.0, whichever the spelling.
-  EXPECT_FALSE(parseStdValue("osx-metal1.0"));
-  EXPECT_FALSE(parseStdValue("macos-metal1.0"));
-  EXPECT_FALSE(parseStdValue("ios-metal2.1"));
+  // macos-metal1.0 is not among the spec's values but later compilers take it.
+  EXPECT_TRUE(parseStdValue("macos-metal1.0"));
+  EXPECT_FALSE(parseStdValue("ios-metal2.5"));
   EXPECT_FALSE(parseStdValue("IOS-metal2.0"));
 }
 
@@ -164,8 +163,37 @@ TEST(MetalOptionsTest, EmptyStdFailsListingAllowedValues) {
   expectListsAllSeven(error);
 }
 
+TEST(MetalOptionsTest, LaterRevisionsAreAccepted) {
+  struct Case {
+    const char *value;
+    Platform platform;
+    int macro;
+    const char *canonical;
+  } cases[] = {{"macos-metal2.3", Platform::MacOS, 230, "macos-metal2.3"},
+               {"osx-metal2.4", Platform::MacOS, 240, "macos-metal2.4"},
+               {"ios-metal2.1", Platform::IOS, 210, "ios-metal2.1"},
+               {"metal3.0", Platform::MacOS, 300, "metal3.0"},
+               {"metal3.2", Platform::MacOS, 320, "metal3.2"}};
+  for (const auto &c : cases) {
+    auto v = parseStdValue(c.value);
+    ASSERT_TRUE(v) << c.value;
+    EXPECT_EQ(v->platform, c.platform) << c.value;
+    EXPECT_EQ(v->metalVersionMacro(), c.macro) << c.value;
+    EXPECT_EQ(v->spelling(), c.canonical) << c.value;
+  }
+  EXPECT_FALSE(parseStdValue("metal3.3"));
+  EXPECT_FALSE(parseStdValue("ios-metal2.5"));
+}
+
+TEST(MetalOptionsTest, LanguageAndDeploymentTargetOptions) {
+  MetalOptions o = parseOk({"-x", "metal", "-mmacosx-version-min=10.11"});
+  EXPECT_EQ(o.normalized(), (Args{"-std=macos-metal2.0", "-ffast-math", "-mmacosx-version-min=10.11"}));
+  std::string error = parseError({"-x", "c"});
+  EXPECT_NE(error.find("metal"), std::string::npos) << error;
+}
+
 TEST(MetalOptionsTest, UnknownStdFailsListingAllowedValues) {
-  for (const char *bad : {"-std=metal3.0", "-std=c++17", "-std=ios-metal", "-std=osx-metal1.0"}) {
+  for (const char *bad : {"-std=metal9.0", "-std=c++17", "-std=ios-metal", "-std=osx-metal0.9"}) {
     SCOPED_TRACE(bad);
     std::string error = parseError({bad});
     std::string value = std::string(bad).substr(5);

@@ -51,12 +51,17 @@ struct MetalOptions {
   /// to the compiler.
   std::vector<std::string> warningFlags;
 
+  /// -mmacosx-version-min=V / -mios-version-min=V as given (last wins). It
+  /// selects no code yet but is kept: it may change the output.
+  std::string deploymentTarget;
+
   /// Every option explicit (defaults included), in a fixed order, with the
   /// order among -D and among -I kept: the form the action key hashes.
   std::vector<std::string> normalized() const;
 };
 
-/// The seven values the spec allows (6.3), listed in error messages.
+/// The seven values the spec allows (6.3), listed in error messages. Later
+/// revisions (ios-/macos-metal2.1-2.4, metal3.0-3.2) are accepted too.
 const std::vector<std::string> &allowedStdValues();
 
 /// Parses a `metal` command line (one argument per element). On error,
