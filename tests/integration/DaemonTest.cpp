@@ -445,11 +445,13 @@ TEST_F(MsldTest, SigtermDrainsInFlightWork) {
   Daemon &d = startDaemon();
   auto pending = std::async(std::launch::async, [&] {
     CompileResponse resp;
-    auto s = compile(d, compileRequest(macroBomb(19)), resp);
+    auto s = compile(d, compileRequest(macroBomb(20)), resp);
     return std::make_pair(s.ok(), resp.success());
   });
-  // Let the compile start, then ask the daemon to stop.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Once the compile is running in a worker, ask the daemon to stop.
+  for (int i = 0; i < 1500 && d.metric("msld_compiles_in_flight") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(d.metric("msld_compiles_in_flight"), 1);
   EXPECT_EQ(d.stop(), 0);
   auto [rpcOk, compiled] = pending.get();
   EXPECT_TRUE(rpcOk);
