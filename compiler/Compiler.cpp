@@ -181,8 +181,11 @@ private:
         a.kind = ArgKind::Builtin;
         a.builtin = attr->name;
         clang::QualType elem = type;
-        if (auto *vt = type->getAs<clang::VectorType>())
+        if (auto *vt = type->getAs<clang::VectorType>()) {
           elem = vt->getElementType();
+          a.builtinWidth = vt->getNumElements();
+        }
+        a.builtinBits = unsigned(ctx.getTypeSize(elem));
         bool intOk = elem->isUnsignedIntegerType() &&
                      (ctx.getTypeSize(elem) == 32 || ctx.getTypeSize(elem) == 16);
         if (type->isPointerType() || type->isReferenceType() || !intOk) {
@@ -268,15 +271,6 @@ void initializeTargetsOnce() {
 
 std::string tripleOf(Arch arch) {
   return arch == Arch::NVPTX64 ? "nvptx64-nvidia-cuda" : "x86_64-unknown-linux-gnu";
-}
-
-bool isSafeRelativePath(llvm::StringRef path) {
-  if (path.empty() || path.starts_with("/"))
-    return false;
-  for (auto it = llvm::sys::path::begin(path), e = llvm::sys::path::end(path); it != e; ++it)
-    if (*it == "..")
-      return false;
-  return true;
 }
 
 Diagnostic commandLineError(std::string message) {
@@ -405,9 +399,9 @@ CompileResult compile(const CompileJob &job) {
     return finish();
   }
   for (const auto &dir : opts->includeDirs)
-    if (!isSafeRelativePath(dir) && dir != ".") {
+    if (!isCanonicalRelativePath(dir) && dir != ".") {
       result.diagnostics.push_back(commandLineError(
-          "-I " + dir + ": include directories must be relative to the compile root, without '..'"));
+          "-I " + dir + ": include directories must be relative to the compile root, without '.', '..' or empty parts"));
       return finish();
     }
   std::vector<OutputKind> outputs = job.outputs.empty() ? defaultOutputs(job.target.arch) : job.outputs;
@@ -427,9 +421,9 @@ CompileResult compile(const CompileJob &job) {
       result.diagnostics.push_back(commandLineError("file '" + path + "' is also the main source"));
       return finish();
     }
-    if (!isSafeRelativePath(path)) {
+    if (!isCanonicalRelativePath(path)) {
       result.diagnostics.push_back(commandLineError(
-          "file path '" + path + "' must be relative to the compile root, without '..'"));
+          "file path '" + path + "' must be relative to the compile root, without '.', '..' or empty parts"));
       return finish();
     }
     if (!fs->addFile(kSourceRoot + path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, false))) {
@@ -438,9 +432,9 @@ CompileResult compile(const CompileJob &job) {
       return finish();
     }
   }
-  if (!isSafeRelativePath(job.mainPath)) {
+  if (!isCanonicalRelativePath(job.mainPath)) {
     result.diagnostics.push_back(commandLineError(
-        "main path '" + job.mainPath + "' must be relative to the compile root, without '..'"));
+        "main path '" + job.mainPath + "' must be relative to the compile root, without '.', '..' or empty parts"));
     return finish();
   }
   if (!fs->addFile(kSourceRoot + job.mainPath, 0,

@@ -254,16 +254,9 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
         auto v = builtinValue(b, g, a.builtin, simdWidth);
         if (!v)
           return "unknown built-in '" + a.builtin + "'";
-        unsigned width = 1;
-        Type *elem = paramType;
         // The source type decides the shape; the IR type may be ABI-coerced.
-        if (auto *vt = dyn_cast<FixedVectorType>(paramType)) {
-          width = vt->getNumElements();
-          elem = vt->getElementType();
-        } else if (a.type.find('2') != std::string::npos || a.type.find('3') != std::string::npos) {
-          width = a.type.find('3') != std::string::npos ? 3 : 2;
-          elem = a.type.find("short") != std::string::npos ? b.getInt16Ty() : b.getInt32Ty();
-        }
+        unsigned width = a.builtinWidth;
+        Type *elem = b.getIntNTy(a.builtinBits);
         callArgs.push_back(shapeTo(b, *v, paramType, width, elem, scratch));
       } else if (nvptx) {
         Value *p = entry->getArg(nextParam++);

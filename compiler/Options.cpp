@@ -76,6 +76,22 @@ std::string joinAllowed() {
 
 } // namespace
 
+bool isCanonicalRelativePath(const std::string &path) {
+  if (path.empty() || path.front() == '/' || path.back() == '/')
+    return false;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos)
+      end = path.size();
+    std::string part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..")
+      return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 std::string LanguageVersion::spelling() const {
   std::string number = std::to_string(major) + "." + std::to_string(minor);
   if (major >= 3)

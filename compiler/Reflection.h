@@ -26,6 +26,8 @@ struct KernelArg {
   bool isReference = false;
   std::optional<unsigned> index; // [[buffer(n)]], [[threadgroup(n)]]
   std::string builtin;           // [[thread_position_in_grid]], ...
+  unsigned builtinWidth = 1;     // built-ins: components (1, 2 or 3)
+  unsigned builtinBits = 32;     // built-ins: 16 (ushort) or 32 (uint)
 };
 
 struct KernelInfo {

@@ -27,24 +27,6 @@ std::string describe(const msl::v1::Digest &d) {
 
 Status invalid(std::string message) { return Status(StatusCode::INVALID_ARGUMENT, message); }
 
-// Paths name files inside the compile root: relative, no "..", no empty or
-// "." components, so each file has exactly one spelling.
-bool isCanonicalRelativePath(const std::string &path) {
-  if (path.empty() || path.front() == '/' || path.back() == '/')
-    return false;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos)
-      end = path.size();
-    std::string part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..")
-      return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 const char *outputName(int kind) {
   switch (kind) {
   case msl::v1::LLVM_BITCODE:
@@ -108,7 +90,7 @@ Status CompileService::compile(const msl::v1::CompileRequest &request,
   };
 
   std::string mainPath = request.main_path().empty() ? "main.metal" : request.main_path();
-  if (!isCanonicalRelativePath(mainPath))
+  if (!compiler::isCanonicalRelativePath(mainPath))
     return invalid("main_path '" + mainPath + "' must be a relative path without '.', '..' or empty parts");
   if (request.main_source().content_case() == msl::v1::FileContent::CONTENT_NOT_SET)
     return invalid("CompileRequest.main_source is required: the MSL source, inline or by digest");
@@ -120,7 +102,7 @@ Status CompileService::compile(const msl::v1::CompileRequest &request,
 
   std::set<std::string> seen{mainPath};
   for (const auto &file : request.files()) {
-    if (!isCanonicalRelativePath(file.path()))
+    if (!compiler::isCanonicalRelativePath(file.path()))
       return invalid("file path '" + file.path() +
                      "' must be a relative path without '.', '..' or empty parts");
     if (!seen.insert(file.path()).second)

@@ -69,6 +69,10 @@ const std::vector<std::string> &allowedStdValues();
 std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &args,
                                               std::string &error);
 
+/// True for a path inside the compile root with one spelling: relative,
+/// no "", "." or ".." parts. Request files, the main path and -I dirs must be.
+bool isCanonicalRelativePath(const std::string &path);
+
 /// Parses a -std= value ("ios-metal2.0", "osx-metal1.2", "macos-metal2.0").
 std::optional<LanguageVersion> parseStdValue(const std::string &value);
 
