@@ -380,6 +380,39 @@ int main(int argc, char **argv) {
                     fmtMs(percentile(service, .99)), fmtMs(percentile(local, .5)), ratio});
   }
 
+  // (c) what #include <metal_stdlib> costs a trivial kernel, in-process.
+  // "precompiled": the include comes first, so the per-process precompiled
+  // stdlib serves it; "parsed": a #define before the include makes the
+  // compiler parse the headers from source. Variants alternate per run.
+  {
+    const std::string kernel =
+        "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+        "{ a[i] = a[i] * 2.0f; }\n";
+    const std::vector<std::pair<std::string, std::string>> variants = {
+        {"trivial kernel, no #include", kernel},
+        {"+ #include <metal_stdlib> (precompiled)", "#include <metal_stdlib>\n" + kernel},
+        {"+ #include <metal_stdlib> (parsed)", "#define MSL_BENCH 1\n#include <metal_stdlib>\n" + kernel}};
+    std::vector<std::vector<double>> times(variants.size());
+    for (size_t v = 0; v < variants.size(); ++v) // warm-up: builds the precompiled stdlib once
+      if (!msl::compiler::compile(inProcessJob("k.metal", variants[v].second, nonceOptions(++nonce))).success)
+        die(variants[v].first + ": in-process compile failed");
+    for (int i = 0; i < args.coldRuns; ++i)
+      for (size_t v = 0; v < variants.size(); ++v) {
+        auto job = inProcessJob("k.metal", variants[v].second, nonceOptions(++nonce));
+        auto t0 = Clock::now();
+        auto r = msl::compiler::compile(job);
+        times[v].push_back(micros(Clock::now() - t0));
+        if (!r.success) die(variants[v].first + ": in-process compile failed");
+      }
+    for (size_t v = 0; v < variants.size(); ++v) {
+      char ratio[48];
+      std::snprintf(ratio, sizeof ratio, "%.2fx the trivial kernel",
+                    percentile(times[v], .5) / percentile(times[0], .5));
+      rows.push_back({variants[v].first, std::to_string(args.coldRuns), "-", "-",
+                      fmtMs(percentile(times[v], .5)), v == 0 ? "-" : ratio});
+    }
+  }
+
   std::cout << "\n";
   printTable(rows);
   std::cout << "\nmsld stopped (SIGTERM): " << daemon.stop() << "\n";

@@ -370,10 +370,12 @@ Result<std::string> Client::fetchArtifact(const msl::v1::Artifact& artifact) con
 Result<msl::v1::CompileResponse> Client::compileFiles(
     const std::string& main_path, const std::string& main_bytes,
     const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
-    const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs) const {
+    const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+    const std::map<std::string, std::string>& function_constants) const {
   msl::v1::CompileRequest req;
   req.set_main_path(main_path);
   for (const auto& o : options) req.add_options(o);
+  req.mutable_function_constants()->insert(function_constants.begin(), function_constants.end());
   *req.mutable_target() = target;
   for (auto k : outputs) req.add_outputs(k);
 

@@ -113,6 +113,8 @@ Compiles a Metal Shading Language source on an msld server.
   --emit KIND      llvm-bc (default for x86_64), llvm-ir, ptx (default for nvptx64),
                    reflection (JSON)
   --stats          print cache hit and compile time to stderr
+  --constant K=V   value of a [[function_constant]] by index or name
+                   (--constant 0=true --constant scale=0.5); repeatable
   -h, --help       this help
 
 Metal options (passed to the server):
@@ -200,6 +202,12 @@ bool parseCommandLine(const std::vector<std::string>& args, const char* env_addr
       inv.options.push_back("-I");
       inv.options.push_back(*rel);
       inv.include_dirs.push_back(*rel);
+    } else if (a == "--constant" || startsWith(a, "--constant=")) {
+      if (!value("--constant", true, &v)) return false;
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        return *error = "--constant needs KEY=VALUE, not '" + v + "'", false;
+      inv.function_constants[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (startsWith(a, "-std=")) {
       if (a.size() == 5) return *error = "missing value in '-std='", false;
       inv.options.push_back(a);
@@ -500,7 +508,7 @@ int run(const std::vector<std::string>& args, const char* env_address, std::ostr
   copts.address = inv.server;
   Client client(copts);
   auto resp = client.compileFiles(*mainPath, source, collected.files, inv.options, inv.target,
-                                  {inv.emit});
+                                  {inv.emit}, inv.function_constants);
   if (!resp) {
     err << "mslc: error: " << inv.server << ": " << describeStatus(resp.status()) << "\n";
     return 1;

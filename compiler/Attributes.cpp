@@ -2,8 +2,12 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Basic/ParsedAttrInfo.h"
+#include "clang/Sema/Lookup.h"
 #include "clang/Sema/ParsedAttr.h"
+#include "clang/Sema/Scope.h"
 #include "clang/Sema/Sema.h"
 
 #include <array>
@@ -15,97 +19,358 @@ namespace {
 
 constexpr const char *kAnnotationPrefix = "msl:";
 
-// MSL 2.0, "Attributes for kernel function input arguments".
-constexpr std::array<const char *, 20> kComputeBuiltins{
-    "thread_position_in_grid",        "thread_position_in_threadgroup",
-    "thread_index_in_threadgroup",    "threadgroup_position_in_grid",
-    "threads_per_grid",               "threads_per_threadgroup",
-    "threadgroups_per_grid",          "dispatch_threads_per_threadgroup",
-    "grid_origin",                    "grid_size",
-    "thread_execution_width",         "threads_per_simdgroup",
-    "thread_index_in_simdgroup",      "simdgroup_index_in_threadgroup",
-    "simdgroups_per_threadgroup",     "dispatch_simdgroups_per_threadgroup",
-    "thread_index_in_quadgroup",      "quadgroup_index_in_threadgroup",
-    "quadgroups_per_threadgroup",     "dispatch_quadgroups_per_threadgroup",
+// What an attribute's parentheses hold.
+enum class ArgShape {
+  None,        // [[position]]
+  Index,       // [[buffer(3)]]: an integer constant from 0 to maxIndex
+  Name,        // [[user(locn0)]], [[depth(any)]]: an identifier
+  IndexOrName, // [[function_constant(2)]] on a variable, (use_bias) on an argument
+  Patch,       // [[patch(quad, 16)]]: an identifier and an optional count
+  String,      // [[host_name("name")]]
 };
 
-// Attributes that carry a binding index. `threadgroup` reaches Clang as
-// `__local`, because the address-space macro expands inside [[...]] too.
-constexpr std::array<const char *, 4> kIndexed{"buffer", "threadgroup", "texture", "sampler"};
+// What an attribute may be written on.
+enum Where : unsigned { Param = 1, Field = 2, Var = 4, Function = 8 };
 
-// Largest index of each binding kind: Metal's argument tables have 31
-// buffer and threadgroup entries, 128 textures and 16 samplers.
-unsigned maxIndex(llvm::StringRef name) {
-  if (name == "texture")
-    return 127;
-  if (name == "sampler")
-    return 15;
-  return 30;
+enum class Category { Binding, ComputeBuiltin, GraphicsBuiltin, Other };
+
+struct AttrSpec {
+  const char *name;
+  ArgShape shape;
+  unsigned where;
+  Category category;
+  unsigned maxIndex = ~0u;
+};
+
+constexpr unsigned kIO = Param | Field; // stage inputs and outputs: arguments or struct members
+
+// The catalog: MSL 2.0 chapter 4 (plus the later attributes the corpus uses).
+// Binding limits: 31 buffer and threadgroup entries, 128 textures, 16
+// samplers, 8 color attachments.
+constexpr AttrSpec kCatalog[] = {
+    // Resource bindings.
+    {"buffer", ArgShape::Index, Param, Category::Binding, 30},
+    {"texture", ArgShape::Index, Param, Category::Binding, 127},
+    {"sampler", ArgShape::Index, Param, Category::Binding, 15},
+    {"threadgroup", ArgShape::Index, Param, Category::Binding, 30},
+    // `threadgroup` reaches Clang as `__local`: the address-space macro
+    // expands inside [[...]] too.
+    {"__local", ArgShape::Index, Param, Category::Binding, 30},
+    {"stage_in", ArgShape::None, Param, Category::Binding},
+    {"id", ArgShape::Index, Field, Category::Other}, // argument-buffer member
+    // Compute built-ins (kernel arguments).
+    {"thread_position_in_grid", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"thread_position_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"thread_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threadgroup_position_in_grid", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threads_per_grid", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threads_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threadgroups_per_grid", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"dispatch_threads_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"grid_origin", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"grid_size", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"thread_execution_width", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threads_per_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"thread_index_in_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"simdgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"dispatch_simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"thread_index_in_quadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"quadgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"dispatch_quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    // Vertex inputs.
+    {"vertex_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"instance_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"base_vertex", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"base_instance", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"attribute", ArgShape::Index, kIO, Category::Other, 30},
+    // Tessellation (post-tessellation vertex function inputs).
+    {"patch_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"position_in_patch", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    // Vertex outputs / fragment inputs.
+    {"position", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"point_size", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"clip_distance", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"render_target_array_index", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"viewport_array_index", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"invariant", ArgShape::None, kIO, Category::Other},
+    {"user", ArgShape::Name, kIO, Category::Other},
+    {"flat", ArgShape::None, kIO, Category::Other},
+    {"center_perspective", ArgShape::None, kIO, Category::Other},
+    {"center_no_perspective", ArgShape::None, kIO, Category::Other},
+    {"centroid_perspective", ArgShape::None, kIO, Category::Other},
+    {"centroid_no_perspective", ArgShape::None, kIO, Category::Other},
+    {"sample_perspective", ArgShape::None, kIO, Category::Other},
+    {"sample_no_perspective", ArgShape::None, kIO, Category::Other},
+    // Fragment inputs and outputs.
+    {"front_facing", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"point_coord", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"sample_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"sample_mask", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"primitive_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"barycentric_coord", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"amplification_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"amplification_count", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"color", ArgShape::Index, kIO, Category::Other, 7},
+    {"index", ArgShape::Index, kIO, Category::Other, 1}, // dual-source blending
+    {"raster_order_group", ArgShape::Index, kIO, Category::Other},
+    {"depth", ArgShape::Name, kIO, Category::GraphicsBuiltin},
+    {"stencil", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"primitive_culled", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"post_depth_coverage", ArgShape::None, Function | Param, Category::Other},
+    {"payload", ArgShape::None, Param, Category::Binding},
+    // Function constants and function attributes.
+    {"function_constant", ArgShape::IndexOrName, Var | Param | Field, Category::Other, 65535},
+    {"max_total_threads_per_threadgroup", ArgShape::Index, Function, Category::Other},
+    {"early_fragment_tests", ArgShape::None, Function, Category::Other},
+    {"patch", ArgShape::Patch, Function, Category::Other},
+    {"host_name", ArgShape::String, Function, Category::Other},
+};
+
+const AttrSpec *specOf(llvm::StringRef name) {
+  for (const auto &s : kCatalog)
+    if (name == s.name)
+      return &s;
+  return nullptr;
 }
 
+constexpr size_t kCatalogSize = sizeof(kCatalog) / sizeof(kCatalog[0]);
+
 constexpr auto makeSpellings() {
-  std::array<ParsedAttrInfo::Spelling, kComputeBuiltins.size() + kIndexed.size() + 1> s{};
-  size_t i = 0;
-  for (const char *n : kComputeBuiltins)
-    s[i++] = {AttributeCommonInfo::AS_CXX11, n};
-  for (const char *n : kIndexed)
-    s[i++] = {AttributeCommonInfo::AS_CXX11, n};
-  s[i++] = {AttributeCommonInfo::AS_CXX11, "__local"};
+  std::array<ParsedAttrInfo::Spelling, kCatalogSize> s{};
+  for (size_t i = 0; i < kCatalogSize; ++i)
+    s[i] = {AttributeCommonInfo::AS_CXX11, kCatalog[i].name};
   return s;
 }
 constexpr auto kSpellings = makeSpellings();
 
-bool isIndexed(llvm::StringRef name) {
-  for (const char *n : kIndexed)
-    if (name == n)
-      return true;
-  return false;
+std::string displayName(llvm::StringRef n) { return n == "__local" ? "threadgroup" : n.str(); }
+
+// ---- function constants ------------------------------------------------------
+thread_local const std::map<std::string, std::string> *tFunctionConstants = nullptr;
+
+void error(Sema &S, SourceLocation loc, const std::string &message) {
+  S.Diag(loc, S.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << message;
+}
+
+// A literal of `type` (scalar) holding `text`, or null with an error.
+Expr *literalOf(Sema &S, QualType type, const std::string &text, SourceLocation loc,
+                const std::string &what) {
+  ASTContext &ctx = S.Context;
+  QualType t = type.getUnqualifiedType();
+  t = ctx.removeAddrSpaceQualType(t);
+  if (t->isBooleanType()) {
+    if (text != "true" && text != "false" && text != "1" && text != "0") {
+      error(S, loc, what + ": '" + text + "' is not a bool (true, false, 1 or 0)");
+      return nullptr;
+    }
+    return CXXBoolLiteralExpr::Create(ctx, text == "true" || text == "1", t, loc);
+  }
+  if (t->isIntegerType()) {
+    llvm::APSInt v(ctx.getTypeSize(t), t->isUnsignedIntegerType());
+    llvm::StringRef s(text);
+    bool negative = s.consume_front("-");
+    llvm::APInt raw;
+    if (s.getAsInteger(0, raw) || (negative && t->isUnsignedIntegerType()) ||
+        raw.getActiveBits() > v.getBitWidth() - (t->isUnsignedIntegerType() ? 0 : 1)) {
+      error(S, loc, what + ": '" + text + "' is not a value of type '" + t.getAsString() + "'");
+      return nullptr;
+    }
+    llvm::APInt value = raw.zextOrTrunc(v.getBitWidth());
+    if (negative)
+      value = -value;
+    // IntegerLiteral must be int-or-wider; narrower types get a cast.
+    QualType litType = ctx.getTypeSize(t) < 32 ? ctx.IntTy : t;
+    Expr *lit = IntegerLiteral::Create(ctx, value.sextOrTrunc(ctx.getTypeSize(litType)), litType, loc);
+    if (litType == t)
+      return lit;
+    return ImplicitCastExpr::Create(ctx, t, CK_IntegralCast, lit, nullptr, VK_PRValue,
+                                    FPOptionsOverride());
+  }
+  if (t->isRealFloatingType()) {
+    llvm::APFloat v(ctx.getFloatTypeSemantics(t));
+    auto status = v.convertFromString(text, llvm::APFloat::rmNearestTiesToEven);
+    if (!status) {
+      llvm::consumeError(status.takeError());
+      error(S, loc, what + ": '" + text + "' is not a floating-point value");
+      return nullptr;
+    }
+    return FloatingLiteral::Create(ctx, v, /*isexact=*/true, t, loc);
+  }
+  error(S, loc, what + ": function constants of type '" + t.getAsString() +
+                    "' are not supported (use a scalar bool, integer, half or float)");
+  return nullptr;
+}
+
+// `constant T name [[function_constant(i)]];`: the request's value (by index
+// or name) becomes the initializer; without one the constant is undefined
+// (zero, and is_function_constant_defined(name) is false). The companion
+// `constexpr bool __msl_fc_defined_<name>` carries that fact.
+bool applyFunctionConstant(Sema &S, VarDecl *var, unsigned index, SourceLocation loc) {
+  ASTContext &ctx = S.Context;
+  std::string name = var->getName().str();
+  const std::string what = "function constant '" + name + "' (index " + std::to_string(index) + ")";
+  if (var->getType().getAddressSpace() != LangAS::opencl_constant || !var->hasGlobalStorage()) {
+    error(S, loc, what + " must be a program-scope variable in the constant address space");
+    return false;
+  }
+  std::optional<std::string> text;
+  if (tFunctionConstants) {
+    auto byIndex = tFunctionConstants->find(std::to_string(index));
+    auto byName = tFunctionConstants->find(name);
+    if (byIndex != tFunctionConstants->end())
+      text = byIndex->second;
+    else if (byName != tFunctionConstants->end())
+      text = byName->second;
+  }
+  Expr *init = literalOf(S, var->getType(), text.value_or("0"), loc, what);
+  if (!init && text) // the value was bad (reported); keep the declaration valid
+    init = literalOf(S, var->getType(), "0", loc, what);
+  if (!init)
+    return false;
+  var->setInit(init);
+
+  // The companion flag, declared in the same scope.
+  IdentifierInfo &flagName = ctx.Idents.get("__msl_fc_defined_" + name);
+  QualType flagType = ctx.BoolTy.withConst();
+  auto *flag = VarDecl::Create(ctx, var->getDeclContext(), loc, loc, &flagName, flagType,
+                               ctx.getTrivialTypeSourceInfo(flagType, loc), SC_Static);
+  flag->setConstexpr(true);
+  flag->setImplicit(true);
+  flag->setInit(CXXBoolLiteralExpr::Create(ctx, text.has_value(), ctx.BoolTy, loc));
+  S.PushOnScopeChains(flag, S.getCurScope(), /*AddToContext=*/true);
+  return true;
 }
 
 struct MslAttrInfo : public ParsedAttrInfo {
   MslAttrInfo() {
-    OptArgs = 1;
+    OptArgs = 2;
     Spellings = kSpellings;
   }
 
   bool diagAppertainsToDecl(Sema &S, const ParsedAttr &A, const Decl *D) const override {
-    if (isa<ParmVarDecl>(D))
+    const AttrSpec *spec = specOf(A.getAttrName()->getName());
+    unsigned where = isa<ParmVarDecl>(D)  ? Param
+                     : isa<FieldDecl>(D)  ? Field
+                     : isa<VarDecl>(D)    ? Var
+                     : isa<FunctionDecl>(D) ? Function
+                                            : 0;
+    if (spec && (spec->where & where))
       return true;
-    S.Diag(A.getLoc(), S.getDiagnostics().getCustomDiagID(
-                           DiagnosticsEngine::Error,
-                           "attribute '%0' applies only to function arguments"))
-        << name(A);
+    std::string allowed;
+    auto add = [&](unsigned bit, const char *what) {
+      if (spec && (spec->where & bit))
+        allowed += std::string(allowed.empty() ? "" : " or ") + what;
+    };
+    add(Param, "function arguments");
+    add(Field, "struct members");
+    add(Var, "program-scope constants");
+    add(Function, "functions");
+    error(S, A.getLoc(),
+          "attribute '" + displayName(A.getAttrName()->getName()) + "' applies only to " + allowed);
     return false;
   }
 
-  static std::string name(const ParsedAttr &A) {
-    llvm::StringRef n = A.getAttrName()->getName();
-    return n == "__local" ? "threadgroup" : n.str();
+  // The argument as annotation text, or nullopt (with an error).
+  static std::optional<std::string> argumentOf(Sema &S, const AttrSpec &spec, const ParsedAttr &A,
+                                               const Decl *D) {
+    std::string n = displayName(spec.name);
+    unsigned args = A.getNumArgs();
+    auto identArg = [&](unsigned i) -> std::optional<std::string> {
+      if (i < args && A.isArgIdent(i) && A.getArgAsIdent(i))
+        return A.getArgAsIdent(i)->Ident->getName().str();
+      return std::nullopt;
+    };
+    auto intArg = [&](unsigned i) -> std::optional<llvm::APSInt> {
+      if (i >= args)
+        return std::nullopt;
+      if (A.isArgExpr(i) && A.getArgAsExpr(i))
+        return A.getArgAsExpr(i)->getIntegerConstantExpr(S.Context);
+      // A lone identifier reaches us unparsed: a named integer constant.
+      if (auto name = identArg(i)) {
+        LookupResult r(S, &S.Context.Idents.get(*name), A.getLoc(), Sema::LookupOrdinaryName);
+        if (S.LookupName(r, S.getCurScope()) && r.isSingleResult())
+          if (auto *v = dyn_cast<VarDecl>(r.getFoundDecl()))
+            if (v->getInit())
+              return v->getInit()->getIntegerConstantExpr(S.Context);
+      }
+      return std::nullopt;
+    };
+    auto fail = [&](const std::string &expected) -> std::optional<std::string> {
+      error(S, A.getLoc(), "attribute '" + n + "' " + expected);
+      return std::nullopt;
+    };
+    switch (spec.shape) {
+    case ArgShape::None:
+      if (args != 0)
+        return fail("takes no arguments");
+      return std::string();
+    case ArgShape::Index:
+    case ArgShape::IndexOrName: {
+      // function_constant(name) on an argument or member: present only when
+      // that bool function constant is true.
+      if (spec.shape == ArgShape::IndexOrName && (isa<ParmVarDecl>(D) || isa<FieldDecl>(D))) {
+        if (args == 1)
+          if (auto name = identArg(0))
+            return *name;
+        return fail("on an argument or member needs the name of a bool function constant");
+      }
+      auto v = intArg(0);
+      if (args != 1 || !v || v->isNegative() || v->getActiveBits() > 32 ||
+          v->getZExtValue() > spec.maxIndex)
+        return fail("needs an integer constant index from 0 to " + std::to_string(spec.maxIndex));
+      return std::to_string(v->getZExtValue());
+    }
+    case ArgShape::Name:
+      if (args == 1)
+        if (auto name = identArg(0))
+          return *name;
+      return fail("needs a name, as in [[" + n + "(name)]]");
+    case ArgShape::Patch: {
+      auto kind = identArg(0);
+      if (!kind || (*kind != "quad" && *kind != "triangle") || args > 2)
+        return fail("needs quad or triangle and an optional control-point count");
+      if (args == 1)
+        return *kind;
+      auto count = intArg(1);
+      if (!count || count->isNegative() || count->getZExtValue() > 32)
+        return fail("needs a control-point count from 0 to 32");
+      return *kind + "," + std::to_string(count->getZExtValue());
+    }
+    case ArgShape::String:
+      if (args == 1 && A.isArgExpr(0))
+        if (auto *s = dyn_cast_or_null<StringLiteral>(A.getArgAsExpr(0)->IgnoreParenImpCasts()))
+          return s->getString().str();
+      return fail("needs a string literal");
+    }
+    return std::nullopt;
   }
 
   AttrHandling handleDeclAttribute(Sema &S, Decl *D, const ParsedAttr &A) const override {
-    auto &diags = S.getDiagnostics();
-    std::string n = name(A);
-    std::string annotation = kAnnotationPrefix + n;
-    if (isIndexed(n)) {
-      std::optional<llvm::APSInt> value;
-      if (A.getNumArgs() == 1 && A.isArgExpr(0) && A.getArgAsExpr(0))
-        value = A.getArgAsExpr(0)->getIntegerConstantExpr(S.Context);
-      if (!value || value->isNegative() || value->getActiveBits() > 32 ||
-          value->getZExtValue() > maxIndex(n)) {
-        S.Diag(A.getLoc(), diags.getCustomDiagID(
-                               DiagnosticsEngine::Error,
-                               "attribute '%0' needs an integer constant index from 0 to %1"))
-            << n << maxIndex(n);
-        return AttributeNotApplied;
-      }
-      annotation += ":" + std::to_string(value->getZExtValue());
-    } else if (A.getNumArgs() != 0) {
-      S.Diag(A.getLoc(), diags.getCustomDiagID(DiagnosticsEngine::Error,
-                                               "attribute '%0' takes no arguments"))
-          << n;
+    const AttrSpec *spec = specOf(A.getAttrName()->getName());
+    if (!spec)
+      return AttributeNotApplied;
+    std::string n = displayName(spec->name);
+    auto argument = argumentOf(S, *spec, A, D);
+    if (!argument) {
+      // Reported; mark it so that checks of the declaration do not also say
+      // the attribute is missing.
+      D->addAttr(AnnotateAttr::CreateImplicit(S.Context, kAnnotationPrefix + n + ":?", nullptr, 0,
+                                              A.getRange()));
       return AttributeNotApplied;
     }
+    for (const auto &existing : mslAttributes(D))
+      if (existing.name == n) {
+        error(S, A.getLoc(), "attribute '" + n + "' is given twice");
+        return AttributeNotApplied;
+      }
+    if (n == "function_constant" && isa<VarDecl>(D) && !isa<ParmVarDecl>(D) &&
+        !applyFunctionConstant(S, cast<VarDecl>(D), unsigned(std::stoul(*argument)), A.getLoc()))
+      return AttributeNotApplied;
+    std::string annotation = kAnnotationPrefix + n;
+    if (!argument->empty())
+      annotation += ":" + *argument;
     D->addAttr(AnnotateAttr::CreateImplicit(S.Context, annotation, nullptr, 0, A.getRange()));
     return AttributeApplied;
   }
@@ -116,28 +381,45 @@ ParsedAttrInfoRegistry::Add<MslAttrInfo> gRegistration("msl-attributes",
 
 } // namespace
 
+FunctionConstantScope::FunctionConstantScope(const std::map<std::string, std::string> &values) {
+  tFunctionConstants = &values;
+}
+FunctionConstantScope::~FunctionConstantScope() { tFunctionConstants = nullptr; }
+
 void ensureAttributesRegistered() { (void)&gRegistration; }
 
 bool isComputeBuiltin(const std::string &name) {
-  for (const char *n : kComputeBuiltins)
-    if (name == n)
-      return true;
-  return false;
+  const AttrSpec *s = specOf(name);
+  return s && s->category == Category::ComputeBuiltin;
 }
 
-std::optional<MslAttribute> findMslAttribute(const Decl *D) {
+bool isGraphicsBuiltin(const std::string &name) {
+  const AttrSpec *s = specOf(name);
+  return s && s->category == Category::GraphicsBuiltin;
+}
+
+std::vector<MslAttribute> mslAttributes(const Decl *D) {
+  std::vector<MslAttribute> out;
   for (const auto *a : D->specific_attrs<AnnotateAttr>()) {
     llvm::StringRef s = a->getAnnotation();
     if (!s.consume_front(kAnnotationPrefix))
       continue;
     MslAttribute attr;
-    auto [name, index] = s.split(':');
+    auto [name, argument] = s.split(':');
     attr.name = name.str();
+    attr.argument = argument.str();
     unsigned v;
-    if (!index.empty() && !index.getAsInteger(10, v))
+    if (!argument.empty() && !argument.getAsInteger(10, v))
       attr.index = v;
-    return attr;
+    out.push_back(std::move(attr));
   }
+  return out;
+}
+
+std::optional<MslAttribute> findMslAttribute(const Decl *D, const std::string &name) {
+  for (auto &a : mslAttributes(D))
+    if (a.name == name)
+      return a;
   return std::nullopt;
 }
 

@@ -1,16 +1,23 @@
 //===- Attributes.h - MSL attributes registered with Clang ----------------===//
 //
-// Clang does not know [[buffer(n)]], [[thread_position_in_grid]] and the other
-// MSL attributes. They are registered through ParsedAttrInfoRegistry so they
-// are checked when parsed and kept on the declaration as an AnnotateAttr
-// "msl:<name>" or "msl:<name>:<index>", which reflection and entry-point
-// lowering read back.
+// Clang does not know [[buffer(n)]], [[position]], [[user(name)]] and the
+// other MSL attributes. They are registered through ParsedAttrInfoRegistry
+// from one catalog (name, argument shape, what it may be written on), checked
+// when parsed, and kept on the declaration as an AnnotateAttr
+// "msl:<name>" or "msl:<name>:<argument>", which the stage collector,
+// reflection and entry-point lowering read back.
+//
+// Function constants: `constant T x [[function_constant(i)]];` gets its value
+// from the compile (see FunctionConstantScope) as its initializer, and a
+// companion `__msl_fc_defined_x` that `is_function_constant_defined(x)` reads.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace clang {
 class Decl;
@@ -20,15 +27,33 @@ namespace msl::compiler {
 
 /// An MSL attribute found on a declaration.
 struct MslAttribute {
-  std::string name;            // "buffer", "threadgroup", "thread_position_in_grid", ...
-  std::optional<unsigned> index; // for buffer(n), threadgroup(n), texture(n), sampler(n)
+  std::string name;                // "buffer", "position", "user", ...
+  std::string argument;            // "", "3", "locn0", "quad,16"
+  std::optional<unsigned> index;   // the argument when it is a number
 };
 
-/// The MSL attribute on `D`, if any (the first one).
-std::optional<MslAttribute> findMslAttribute(const clang::Decl *D);
+/// Every MSL attribute on `D`, in source order.
+std::vector<MslAttribute> mslAttributes(const clang::Decl *D);
 
-/// True for the compute built-in input attributes of MSL 2.0.
+/// The MSL attribute named `name` on `D`, if any.
+std::optional<MslAttribute> findMslAttribute(const clang::Decl *D, const std::string &name);
+
+/// True for the compute built-in input attributes ([[thread_position_in_grid]], ...).
 bool isComputeBuiltin(const std::string &name);
+
+/// True for the vertex and fragment built-ins ([[vertex_id]], [[position]], ...).
+bool isGraphicsBuiltin(const std::string &name);
+
+/// Values of function constants for the compile running on this thread, by
+/// index ("3") or name ("use_bias"), as literals ("true", "2", "1.5").
+/// Installed for the duration of one compile.
+class FunctionConstantScope {
+public:
+  explicit FunctionConstantScope(const std::map<std::string, std::string> &values);
+  ~FunctionConstantScope();
+  FunctionConstantScope(const FunctionConstantScope &) = delete;
+  FunctionConstantScope &operator=(const FunctionConstantScope &) = delete;
+};
 
 /// Forces the registration object's translation unit to be linked.
 void ensureAttributesRegistered();

@@ -17,12 +17,17 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Serialization/ASTWriter.h"
+#include "clang/Serialization/PCHContainerOperations.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -30,7 +35,11 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <list>
+#include <regex>
+#include <set>
 #include <mutex>
+#include <optional>
 
 #ifndef MSLD_VERSION
 #define MSLD_VERSION "0.0.0"
@@ -46,6 +55,10 @@ namespace {
 constexpr const char *kSourceRoot = "/msl/src/";
 constexpr const char *kStdlibRoot = "/msl/stdlib/";
 constexpr const char *kDefaultSm = "sm_90";
+// The precompiled stdlib (see StdlibPchCache) and the header it is built from.
+constexpr const char *kStdlibPchPath = "/msl/pch/metal_stdlib.pch";
+constexpr const char *kStdlibPchSource = "/msl/pch/metal_stdlib.h";
+constexpr const char *kVectorTypedefsPath = "/msl/gen/vector_typedefs.h";
 
 std::string displayPath(llvm::StringRef path) {
   if (path.consume_front(kSourceRoot))
@@ -115,11 +128,15 @@ std::string addressSpaceName(clang::LangAS as) {
   }
 }
 
-/// Finds kernel functions as they are parsed, checks the argument rules that
-/// Clang cannot know, and records their interface.
-class KernelCollector : public clang::ASTConsumer {
+/// Finds kernel, vertex and fragment functions as they are parsed, checks the
+/// argument rules of MSL chapter 4 that Clang cannot know, and records their
+/// interface.
+class StageCollector : public clang::ASTConsumer {
 public:
-  KernelCollector(clang::CompilerInstance &ci, std::vector<KernelInfo> &out) : ci_(ci), out_(out) {}
+  StageCollector(clang::CompilerInstance &ci, std::vector<ShaderFunction> &out)
+      : ci_(ci), out_(out), policy_(ci.getLangOpts()) {
+    policy_.SuppressTagKeyword = true;
+  }
 
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
     for (clang::Decl *d : group)
@@ -129,16 +146,19 @@ public:
 
 private:
   void visit(clang::Decl *d) {
-    // Kernels may sit in namespaces, extern "C" blocks and the like.
+    // Entry functions may sit in namespaces, extern "C" blocks and the like.
     if (llvm::isa<clang::NamespaceDecl, clang::LinkageSpecDecl, clang::ExportDecl>(d)) {
       for (clang::Decl *inner : llvm::cast<clang::DeclContext>(d)->decls())
         visit(inner);
       return;
     }
     auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
-    if (!fd || !fd->hasAttr<clang::OpenCLKernelAttr>() || !fd->doesThisDeclarationHaveABody())
+    if (!fd || !fd->doesThisDeclarationHaveABody())
       return;
-    collect(fd);
+    if (fd->hasAttr<clang::OpenCLKernelAttr>())
+      collect(fd, Stage::Kernel);
+    else if (auto stage = findMslAttribute(fd, "stage"))
+      collect(fd, stage->argument == "vertex" ? Stage::Vertex : Stage::Fragment);
   }
 
   void error(clang::SourceLocation loc, llvm::StringRef message) {
@@ -146,24 +166,87 @@ private:
     diags.Report(loc, diags.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0")) << message;
   }
 
-  void collect(clang::FunctionDecl *fd) {
+  std::string typeName(clang::QualType t) const {
+    return t.getUnqualifiedType().getAsString(policy_);
+  }
+
+  static std::vector<std::string> attributeList(const clang::Decl *d) {
+    std::vector<std::string> out;
+    for (const auto &a : mslAttributes(d))
+      if (a.name != "stage")
+        out.push_back(a.argument.empty() ? a.name : a.name + ":" + a.argument);
+    return out;
+  }
+
+  // Members of a [[stage_in]] or returned struct, flattened through nested
+  // structs that have no attribute of their own.
+  void membersOf(clang::QualType type, const std::string &prefix, std::vector<StageVariable> &out) {
+    const auto *record = type->getAsRecordDecl();
+    if (!record)
+      return;
+    for (const clang::FieldDecl *f : record->fields()) {
+      StageVariable v;
+      v.name = prefix + f->getNameAsString();
+      v.type = typeName(f->getType());
+      v.attributes = attributeList(f);
+      if (v.attributes.empty() && f->getType()->isStructureType())
+        membersOf(f->getType(), v.name + ".", out);
+      else
+        out.push_back(std::move(v));
+    }
+  }
+
+  // The texture or sampler kind of a type declared by the stdlib (metal::texture2d<...>).
+  static std::optional<ArgKind> resourceKind(clang::QualType t) {
+    const auto *record = t->getAsCXXRecordDecl();
+    if (!record || !record->getDeclContext()->isNamespace())
+      return std::nullopt;
+    const auto *ns = llvm::cast<clang::NamespaceDecl>(record->getDeclContext());
+    if (ns->getName() != "metal")
+      return std::nullopt;
+    llvm::StringRef n = record->getName();
+    if (n == "sampler")
+      return ArgKind::Sampler;
+    if (n.starts_with("texture") || n.starts_with("depth"))
+      return ArgKind::Texture;
+    return std::nullopt;
+  }
+
+  // A texture's access from its template arguments (metal::access::read, ...).
+  static std::string textureAccess(clang::QualType t) {
+    const auto *spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+        t->getAsCXXRecordDecl());
+    if (!spec)
+      return "sample";
+    for (const auto &arg : spec->getTemplateArgs().asArray())
+      if (arg.getKind() == clang::TemplateArgument::Integral &&
+          arg.getIntegralType()->isEnumeralType()) {
+        static const char *kNames[] = {"sample", "read", "write", "read_write"};
+        uint64_t v = arg.getAsIntegral().getZExtValue();
+        return v < 4 ? kNames[v] : "unknown";
+      }
+    return "sample";
+  }
+
+  void collect(clang::FunctionDecl *fd, Stage stage) {
     clang::ASTContext &ctx = fd->getASTContext();
-    KernelInfo k;
-    k.name = fd->getNameAsString();
+    ShaderFunction f;
+    f.stage = stage;
+    f.name = fd->getNameAsString();
     std::unique_ptr<clang::MangleContext> mangler(ctx.createMangleContext());
     if (mangler->shouldMangleDeclName(fd)) {
-      llvm::raw_string_ostream os(k.symbol);
+      llvm::raw_string_ostream os(f.symbol);
       mangler->mangleName(clang::GlobalDecl(fd), os);
     } else {
-      k.symbol = k.name;
+      f.symbol = f.name;
     }
+    f.attributes = attributeList(fd);
+    const std::string function = std::string(stageName(stage)) + " function '" + f.name + "'";
     std::map<std::pair<ArgKind, unsigned>, std::string> used;
-    clang::PrintingPolicy policy(ctx.getLangOpts());
-    policy.SuppressTagKeyword = true;
+    bool hasStageIn = false;
     for (clang::ParmVarDecl *p : fd->parameters()) {
-      KernelArg a;
+      ShaderArg a;
       a.name = p->getNameAsString();
-      auto attr = findMslAttribute(p);
       clang::QualType type = p->getType();
       clang::QualType value = type;
       if (type->isPointerType() || type->isReferenceType()) {
@@ -174,12 +257,39 @@ private:
       } else {
         a.addressSpace = "thread";
       }
-      a.type = value.getUnqualifiedType().getAsString(policy);
-      const std::string what = "argument '" + a.name + "' of kernel '" + k.name + "'";
+      a.type = typeName(value);
+      if (auto fc = findMslAttribute(p, "function_constant"))
+        a.functionConstant = fc->argument;
+      const std::string what = "argument '" + a.name + "' of " + function;
 
-      if (attr && isComputeBuiltin(attr->name)) {
+      std::optional<MslAttribute> builtin;
+      bool invalidAttribute = false;
+      for (const auto &attr : mslAttributes(p)) {
+        if (isComputeBuiltin(attr.name) || isGraphicsBuiltin(attr.name))
+          builtin = attr;
+        invalidAttribute |= attr.argument == "?"; // already reported
+      }
+      if (invalidAttribute)
+        continue;
+      auto binding = [&](const char *name) { return findMslAttribute(p, name); };
+      auto resource = resourceKind(value);
+
+      // SIMD-group built-ins are fragment inputs too (MSL 2.2).
+      bool fragmentSimdBuiltin =
+          builtin && stage == Stage::Fragment &&
+          (builtin->name == "thread_index_in_simdgroup" || builtin->name == "threads_per_simdgroup" ||
+           builtin->name == "thread_index_in_quadgroup");
+      if (fragmentSimdBuiltin) {
         a.kind = ArgKind::Builtin;
-        a.builtin = attr->name;
+        a.builtin = builtin->name;
+      } else if (builtin && isComputeBuiltin(builtin->name)) {
+        if (stage != Stage::Kernel) {
+          error(p->getLocation(), "[[" + builtin->name + "]] is a kernel built-in; " + what +
+                                      " cannot use it");
+          continue;
+        }
+        a.kind = ArgKind::Builtin;
+        a.builtin = builtin->name;
         clang::QualType elem = type;
         if (auto *vt = type->getAs<clang::VectorType>()) {
           elem = vt->getElementType();
@@ -189,69 +299,135 @@ private:
         bool intOk = elem->isUnsignedIntegerType() &&
                      (ctx.getTypeSize(elem) == 32 || ctx.getTypeSize(elem) == 16);
         if (type->isPointerType() || type->isReferenceType() || !intOk) {
-          error(p->getLocation(), "built-in " + what + " [[" + attr->name +
+          error(p->getLocation(), "built-in " + what + " [[" + builtin->name +
                                       "]] must be uint or ushort (or a vector of them), not '" +
-                                      type.getAsString(policy) + "'");
+                                      type.getAsString(policy_) + "'");
           continue;
         }
+      } else if (builtin) {
+        if (stage == Stage::Kernel) {
+          error(p->getLocation(), "[[" + builtin->name + "]] is a vertex or fragment built-in; " +
+                                      what + " cannot use it");
+          continue;
+        }
+        a.kind = ArgKind::Builtin;
+        a.builtin = builtin->name;
+      } else if (auto color = binding("color"); color && stage == Stage::Fragment) {
+        // Programmable blending: the attachment's current value as an input.
+        a.kind = ArgKind::Builtin;
+        a.builtin = "color:" + color->argument;
+      } else if (binding("stage_in")) {
+        a.kind = ArgKind::StageIn;
+        if (hasStageIn)
+          error(p->getLocation(), what + ": only one argument may be [[stage_in]]");
+        hasStageIn = true;
+        membersOf(value, "", a.members);
+      } else if (resource) {
+        a.kind = *resource;
+        const char *attrName = a.kind == ArgKind::Texture ? "texture" : "sampler";
+        auto attr = binding(attrName);
+        if (!attr && !binding("user")) {
+          error(p->getLocation(), what + " needs a [[" + std::string(attrName) + "(n)]] index");
+          continue;
+        }
+        if (attr)
+          a.index = attr->index;
+        a.access = a.kind == ArgKind::Texture ? textureAccess(value) : "read";
       } else if (a.addressSpace == "device" || a.addressSpace == "constant") {
         a.kind = ArgKind::Buffer;
-        if (!attr || attr->name != "buffer") {
+        auto attr = binding("buffer");
+        // [[user(name)]] instead of an index: an argument the API binds by
+        // name (naga's unbound resources); it has no index to reflect.
+        if (!attr && !binding("user")) {
           error(p->getLocation(), a.addressSpace + " " + what + " needs a [[buffer(n)]] index");
           continue;
         }
-        a.index = attr->index;
+        if (attr)
+          a.index = attr->index;
       } else if (a.addressSpace == "threadgroup") {
         a.kind = ArgKind::Threadgroup;
-        if (!attr || attr->name != "threadgroup") {
-          error(p->getLocation(), "threadgroup " + what + " needs a [[threadgroup(n)]] index");
+        auto attr = binding("threadgroup");
+        if (stage != Stage::Kernel || !attr) {
+          error(p->getLocation(), stage == Stage::Kernel
+                                      ? "threadgroup " + what + " needs a [[threadgroup(n)]] index"
+                                      : "threadgroup " + what + " is allowed only in kernels");
           continue;
         }
         a.index = attr->index;
+      } else if (binding("buffer") && stage != Stage::Kernel) {
+        // A small struct passed by value from a buffer (vertex and fragment only).
+        a.kind = ArgKind::Buffer;
+        a.index = binding("buffer")->index;
+        a.access = "read";
       } else {
         error(p->getLocation(),
-              what + " must be a device or constant buffer ([[buffer(n)]]), a threadgroup "
-                     "buffer ([[threadgroup(n)]]) or a built-in such as "
-                     "[[thread_position_in_grid]]");
+              what + " must be a device or constant buffer ([[buffer(n)]]), a texture "
+                     "([[texture(n)]]), a sampler ([[sampler(n)]]), " +
+                  std::string(stage == Stage::Kernel ? "a threadgroup buffer ([[threadgroup(n)]]) "
+                                                       "or a built-in such as [[thread_position_in_grid]]"
+                                                     : "[[stage_in]] or a built-in such as [[vertex_id]]"));
         continue;
       }
       if (a.index) {
+        static const char *kBindingNames[] = {"buffer", "threadgroup", "texture", "sampler"};
         auto [it, inserted] = used.emplace(std::make_pair(a.kind, *a.index), a.name);
-        if (!inserted)
-          error(p->getLocation(), what + " uses [[" +
-                                      std::string(a.kind == ArgKind::Buffer ? "buffer" : "threadgroup") +
-                                      "(" + std::to_string(*a.index) + ")]], already taken by '" +
+        // Arguments that exist under different function constants may share.
+        if (!inserted && a.functionConstant.empty())
+          error(p->getLocation(), what + " uses [[" + kBindingNames[unsigned(a.kind)] + "(" +
+                                      std::to_string(*a.index) + ")]], already taken by '" +
                                       it->second + "'");
       }
-      k.args.push_back(std::move(a));
+      f.args.push_back(std::move(a));
     }
-    if (!fd->getReturnType()->isVoidType())
-      error(fd->getLocation(), "kernel function '" + k.name + "' must return void");
-    out_.push_back(std::move(k));
+
+    clang::QualType ret = fd->getReturnType();
+    if (stage == Stage::Kernel) {
+      if (!ret->isVoidType())
+        error(fd->getLocation(), "kernel function '" + f.name + "' must return void");
+    } else if (!ret->isVoidType()) {
+      if (ret->isStructureType()) {
+        membersOf(ret, "", f.outputs);
+      } else {
+        // A vertex function's plain return is its position; a fragment
+        // function's is color 0.
+        f.outputs.push_back({"return", typeName(ret), {stage == Stage::Vertex ? "position" : "color:0"}});
+      }
+      if (stage == Stage::Vertex && ret->isStructureType()) {
+        bool hasPosition = false;
+        for (const auto &o : f.outputs)
+          for (const auto &attr : o.attributes)
+            hasPosition |= attr == "position";
+        if (!hasPosition)
+          error(fd->getLocation(), "vertex function '" + f.name +
+                                       "' returns a struct without a [[position]] member");
+      }
+    }
+    out_.push_back(std::move(f));
   }
 
   clang::CompilerInstance &ci_;
-  std::vector<KernelInfo> &out_;
+  std::vector<ShaderFunction> &out_;
+  clang::PrintingPolicy policy_;
 };
 
-/// Parses, checks kernels and emits LLVM IR (no optimization yet: entry
+/// Parses, checks entry functions and emits LLVM IR (no optimization yet: entry
 /// points are generated first, then the whole module is optimized once).
 class MslAction : public clang::EmitLLVMOnlyAction {
 public:
-  MslAction(llvm::LLVMContext *ctx, std::vector<KernelInfo> &kernels)
-      : EmitLLVMOnlyAction(ctx), kernels_(kernels) {}
+  MslAction(llvm::LLVMContext *ctx, std::vector<ShaderFunction> &functions)
+      : EmitLLVMOnlyAction(ctx), functions_(functions) {}
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
-    consumers.push_back(std::make_unique<KernelCollector>(ci, kernels_));
+    consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
     consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
 private:
-  std::vector<KernelInfo> &kernels_;
+  std::vector<ShaderFunction> &functions_;
 };
 
 void initializeTargetsOnce() {
@@ -283,7 +459,8 @@ Diagnostic commandLineError(std::string message) {
 
 /// The Clang driver command line for a compile: the frontend contract the
 /// stdlib headers are written against (see compiler/stdlib/README.md).
-std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &opts) {
+std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &opts,
+                                   bool withStdlibPch = false) {
   std::vector<std::string> args = {
       "clang", "-x", "clcpp", "-cl-std=clc++1.0", "-cl-no-stdinc", "-nostdinc",
       "-target", tripleOf(job.target.arch), "-O2", "-Xclang", "-disable-llvm-passes",
@@ -291,10 +468,15 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
       // half arithmetic on every target, and no double from unsuffixed
       // literals (see stdlib/FLAGS.txt).
       "-Xclang", "-cl-ext=+cl_khr_fp16", "-cl-single-precision-constant",
-      "-isystem", std::string(kStdlibRoot), "-include", "__msl_prelude.h",
+      "-isystem", std::string(kStdlibRoot)};
+  if (withStdlibPch)
+    args.insert(args.end(), {"-include-pch", kStdlibPchPath});
+  else
+    args.insert(args.end(), {"-include", "__msl_prelude.h", "-include", "__msl_stage.h"});
+  args.insert(args.end(), {
       "-D__METAL_VERSION__=" + std::to_string(opts.std.metalVersionMacro()),
       opts.std.platform == Platform::IOS ? "-D__METAL_IOS__=1" : "-D__METAL_MACOS__=1",
-      opts.fastMath ? "-ffast-math" : "-fno-fast-math"};
+      opts.fastMath ? "-ffast-math" : "-fno-fast-math"});
   if (job.target.arch == Arch::NVPTX64) {
     // The driver takes -mcpu only for CUDA; say it to cc1 directly.
     std::string sm = job.target.cpu.empty() ? std::string(kDefaultSm) : job.target.cpu;
@@ -311,6 +493,156 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
   args.push_back("-Qunused-arguments");
   args.push_back(kSourceRoot + job.mainPath);
   return args;
+}
+
+// ---- the precompiled stdlib --------------------------------------------------
+// Parsing <metal_stdlib> costs far more than a small kernel, so each process
+// keeps a few precompiled copies (prelude + stage macros + metal_stdlib), one
+// per configuration that changes how the headers parse: target, language
+// version and platform, fast-math and warning flags. A source uses one only
+// when it begins with `#include <metal_stdlib>` (after comments, blank lines
+// and #pragma lines), so the PCH is exactly the prefix the source would have
+// parsed anyway: what a program sees never depends on the cache.
+
+// ---- constructors through vector typedefs --------------------------------------
+// `float4(a, b, c, d)` works because each vector name is also a function-like
+// macro (see the prelude), but a typedef of a vector type
+// (`typedef half4 ftype4;`, common in real shaders) is not. Every such
+// typedef in the request's files gets the same kind of macro, forwarding to
+// metal::detail::make<NAME>, so the macro is right whichever typedef of the
+// name is active (#if-selected precisions) and expands only before `(`.
+std::string vectorTypedefMacros(const CompileJob &job) {
+  static const std::regex kTypedef(
+      R"((?:typedef\s+(?:metal::)?(?:bool|char|uchar|short|ushort|int|uint|long|ulong|half|float)[234]\s+([A-Za-z_]\w*)\s*;)|(?:using\s+([A-Za-z_]\w*)\s*=\s*(?:metal::)?(?:bool|char|uchar|short|ushort|int|uint|long|ulong|half|float)[234]\s*;))");
+  std::set<std::string> names;
+  auto scan = [&](const std::string &text) {
+    for (std::sregex_iterator it(text.begin(), text.end(), kTypedef), end; it != end; ++it)
+      names.insert((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+  };
+  scan(job.mainSource);
+  for (const auto &[path, contents] : job.files)
+    scan(contents);
+  std::string out;
+  for (const auto &n : names)
+    out += "#define " + n + "(...) (::metal::detail::make<" + n + ">(__VA_ARGS__))\n";
+  return out;
+}
+
+/// True when the first directive of `source` (after comments, blank lines and
+/// #pragma lines) is `#include <metal_stdlib>`.
+bool beginsWithStdlibInclude(llvm::StringRef source) {
+  while (!source.empty()) {
+    source = source.ltrim();
+    if (source.consume_front("//")) {
+      source = source.drop_until([](char c) { return c == '\n'; });
+    } else if (source.consume_front("/*")) {
+      size_t end = source.find("*/");
+      if (end == llvm::StringRef::npos)
+        return false;
+      source = source.drop_front(end + 2);
+    } else if (source.starts_with("#")) {
+      llvm::StringRef line = source.take_until([](char c) { return c == '\n'; });
+      llvm::StringRef directive = line.drop_front(1).ltrim();
+      if (directive.consume_front("include")) {
+        directive = directive.ltrim();
+        return directive.starts_with("<metal_stdlib>");
+      }
+      if (!directive.starts_with("pragma") || line.ends_with("\\"))
+        return false;
+      source = source.drop_front(line.size());
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+class StdlibPchAction : public clang::ASTFrontendAction {
+public:
+  explicit StdlibPchAction(std::shared_ptr<clang::PCHBuffer> buffer) : buffer_(std::move(buffer)) {}
+
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
+                                                        llvm::StringRef) override {
+    return std::make_unique<clang::PCHGenerator>(
+        ci.getPreprocessor(), ci.getModuleCache(), kStdlibPchPath, /*isysroot=*/"", buffer_,
+        llvm::ArrayRef<std::shared_ptr<clang::ModuleFileExtension>>(),
+        /*AllowASTWithErrors=*/false, /*IncludeTimestamps=*/false);
+  }
+  clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
+  bool hasASTFileSupport() const override { return false; }
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    ci.getLangOpts().CompilingPCH = true;
+    return true;
+  }
+
+private:
+  std::shared_ptr<clang::PCHBuffer> buffer_;
+};
+
+class StdlibPchCache {
+public:
+  /// The PCH for this compile's configuration, built on first use; null if
+  /// it cannot be built (the compile then parses the headers itself).
+  std::shared_ptr<const std::string> get(const CompileJob &job, const MetalOptions &opts,
+                                         llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+    // Only what changes how the stdlib parses; user macros and include
+    // directories are added after the PCH by the compile itself.
+    MetalOptions config = opts;
+    config.defines.clear();
+    config.includeDirs.clear();
+    std::vector<std::string> args = clangArgs(job, config);
+    args.back() = kStdlibPchSource;
+    std::string key = llvm::join(args, "\x1f");
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it); // most recently used first
+        return it->second;
+      }
+    auto pch = build(args, fs);
+    entries_.emplace_front(key, pch);
+    if (entries_.size() > kMaxEntries)
+      entries_.pop_back();
+    return pch;
+  }
+
+private:
+  static constexpr size_t kMaxEntries = 6;
+
+  static std::shared_ptr<const std::string> build(const std::vector<std::string> &args,
+                                                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+    clang::IgnoringDiagConsumer ignore;
+    auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+    auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &ignore, false);
+    std::vector<const char *> argv;
+    for (const auto &a : args)
+      argv.push_back(a.c_str());
+    clang::CreateInvocationOptions cio;
+    cio.Diags = diags;
+    cio.VFS = fs;
+    cio.ProbePrecompiled = false;
+    auto invocation = clang::createInvocation(argv, cio);
+    if (!invocation)
+      return nullptr;
+    clang::CompilerInstance ci;
+    ci.setInvocation(std::move(invocation));
+    ci.createDiagnostics(&ignore, false);
+    ci.createFileManager(fs);
+    auto buffer = std::make_shared<clang::PCHBuffer>();
+    StdlibPchAction action(buffer);
+    if (!ci.ExecuteAction(action) || !buffer->IsComplete || ci.getDiagnostics().hasErrorOccurred())
+      return nullptr;
+    return std::make_shared<const std::string>(buffer->Data.data(), buffer->Data.size());
+  }
+
+  std::mutex mutex_;
+  std::list<std::pair<std::string, std::shared_ptr<const std::string>>> entries_;
+};
+
+StdlibPchCache &stdlibPchCache() {
+  static StdlibPchCache cache;
+  return cache;
 }
 
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target &target, bool fastMath,
@@ -363,7 +695,43 @@ std::vector<OutputKind> defaultOutputs(Arch arch) {
   return {OutputKind::LLVMBitcode, OutputKind::Reflection};
 }
 
-const std::map<std::string, std::string> &embeddedStdlib() { return generatedStdlibFiles(); }
+namespace {
+// Set once, before the first compile, by development tools (see
+// useStdlibFromDirectory); msld and its workers never set it.
+std::optional<std::map<std::string, std::string>> &stdlibOverride() {
+  static std::optional<std::map<std::string, std::string>> files;
+  return files;
+}
+} // namespace
+
+const std::map<std::string, std::string> &embeddedStdlib() {
+  return stdlibOverride() ? *stdlibOverride() : generatedStdlibFiles();
+}
+
+bool useStdlibFromDirectory(const std::string &dir, std::string &error) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    if (it->type() != llvm::sys::fs::file_type::regular_file)
+      continue;
+    llvm::StringRef rel = llvm::StringRef(it->path()).drop_front(dir.size()).ltrim('/');
+    if (rel == "README.md" || rel == "FLAGS.txt")
+      continue; // as cmake/EmbedFiles.cmake leaves them out
+    auto buffer = llvm::MemoryBuffer::getFile(it->path());
+    if (!buffer) {
+      error = it->path() + ": " + buffer.getError().message();
+      return false;
+    }
+    files[rel.str()] = (*buffer)->getBuffer().str();
+  }
+  if (ec || files.empty()) {
+    error = dir + ": " + (ec ? ec.message() : "no stdlib headers there");
+    return false;
+  }
+  stdlibOverride() = std::move(files);
+  return true;
+}
 
 const std::string &compilerIdentity() {
   static const std::string identity = [] {
@@ -448,7 +816,20 @@ CompileResult compile(const CompileJob &job) {
   auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &collector, false);
 
-  std::vector<std::string> args = clangArgs(job, *opts);
+  // The precompiled stdlib, when the source starts by including it.
+  std::shared_ptr<const std::string> pch;
+  if (beginsWithStdlibInclude(job.mainSource)) {
+    fs->addFile(kStdlibPchSource, 0, llvm::MemoryBuffer::getMemBuffer("#include <metal_stdlib>\n"));
+    pch = stdlibPchCache().get(job, *opts, fs);
+    if (pch)
+      fs->addFile(kStdlibPchPath, 0, llvm::MemoryBuffer::getMemBuffer(*pch, kStdlibPchPath, false));
+  }
+  std::vector<std::string> args = clangArgs(job, *opts, pch != nullptr);
+  if (std::string macros = vectorTypedefMacros(job); !macros.empty()) {
+    fs->addFile(kVectorTypedefsPath, 0, llvm::MemoryBuffer::getMemBufferCopy(macros, kVectorTypedefsPath));
+    // Before the main file, after the prelude (or the PCH that holds it).
+    args.insert(args.end() - 1, {"-include", kVectorTypedefsPath});
+  }
   std::vector<const char *> argv;
   for (const auto &a : args)
     argv.push_back(a.c_str());
@@ -470,8 +851,9 @@ CompileResult compile(const CompileJob &job) {
   ci.getDiagnosticOpts().ShowCarets = false;
   ci.createFileManager(fs);
   llvm::LLVMContext context;
-  std::vector<KernelInfo> kernels;
-  MslAction action(&context, kernels);
+  std::vector<ShaderFunction> functions;
+  FunctionConstantScope constants(job.functionConstants);
+  MslAction action(&context, functions);
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> module = action.takeModule();
   if (!ok || !module || ci.getDiagnostics().hasErrorOccurred())
@@ -481,7 +863,7 @@ CompileResult compile(const CompileJob &job) {
     result.diagnostics.push_back(commandLineError("internal compiler error: " + what));
     return finish();
   };
-  if (std::string err = lowerEntryPoints(*module, kernels, job.target.arch); !err.empty())
+  if (std::string err = lowerEntryPoints(*module, functions, job.target.arch); !err.empty())
     return internalError(err);
   std::string verifyMessage;
   llvm::raw_string_ostream verifyStream(verifyMessage);
@@ -509,7 +891,7 @@ CompileResult compile(const CompileJob &job) {
       break;
     }
     case OutputKind::Reflection:
-      out = reflectionJson(kernels, job.target.arch == Arch::NVPTX64);
+      out = reflectionJson(functions, job.target.arch == Arch::NVPTX64);
       break;
     case OutputKind::PTX:
       break; // last: code generation changes the module

@@ -177,28 +177,54 @@ void lowerBarrierHooks(Module &m, Arch arch) {
 }
 
 // The AnnotateAttrs that carry MSL attributes become llvm.var.annotation
-// calls on the parameters' stack slots; they have served their purpose (the
-// reflection) and would keep those slots from being promoted to registers.
-void stripParameterAnnotations(Module &m) {
+// calls on parameter slots, llvm.ptr.annotation calls on every access to an
+// attributed struct member, and llvm.global.annotations entries. They have
+// served their purpose (the reflection) and would keep values from being
+// promoted to registers, so they go.
+void stripAnnotations(Module &m) {
   for (Function &f : make_early_inc_range(m.functions())) {
-    if (!f.getName().starts_with("llvm.var.annotation"))
+    bool isVar = f.getName().starts_with("llvm.var.annotation");
+    bool isPtr = f.getName().starts_with("llvm.ptr.annotation");
+    if (!isVar && !isPtr)
       continue;
     for (User *u : make_early_inc_range(f.users()))
-      if (auto *call = dyn_cast<CallInst>(u))
+      if (auto *call = dyn_cast<CallInst>(u)) {
+        if (isPtr)
+          call->replaceAllUsesWith(call->getArgOperand(0));
         call->eraseFromParent();
-    f.eraseFromParent();
+      }
+    if (f.use_empty())
+      f.eraseFromParent();
   }
+  if (GlobalVariable *g = m.getGlobalVariable("llvm.global.annotations"))
+    g->eraseFromParent();
+}
+
+// A texture or sampler handle (i64) as the body's parameter type, which the
+// ABI may have made an integer, a struct or a pointer to a byval copy.
+Value *handleAsParam(IRBuilder<> &b, Value *handle, Type *paramType) {
+  if (paramType->isIntegerTy())
+    return b.CreateZExtOrTrunc(handle, paramType);
+  if (auto *st = dyn_cast<StructType>(paramType))
+    return b.CreateInsertValue(PoisonValue::get(st), handle, 0);
+  AllocaInst *copy = b.CreateAlloca(handle->getType());
+  b.CreateStore(handle, copy);
+  return copy;
 }
 
 } // namespace
 
-std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, Arch arch) {
+std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &functions, Arch arch) {
+  std::vector<const ShaderFunction *> kernels;
+  for (const auto &f : functions)
+    if (f.stage == Stage::Kernel)
+      kernels.push_back(&f);
   LLVMContext &ctx = m.getContext();
   const bool nvptx = arch == Arch::NVPTX64;
   GlobalVariable *sharedMemory = nullptr;
   if (nvptx)
-    for (const auto &k : kernels)
-      for (const auto &a : k.args)
+    for (const auto *k : kernels)
+      for (const auto &a : k->args)
         if (a.kind == ArgKind::Threadgroup && !sharedMemory)
           sharedMemory = new GlobalVariable(
               m, ArrayType::get(Type::getInt8Ty(ctx), 0), false, GlobalValue::ExternalLinkage,
@@ -206,7 +232,8 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
   if (sharedMemory)
     sharedMemory->setAlignment(Align(16));
 
-  for (const auto &k : kernels) {
+  for (const auto *kp : kernels) {
+    const ShaderFunction &k = *kp;
     Function *body = m.getFunction(k.symbol);
     if (!body || body->isDeclaration())
       return "kernel '" + k.name + "' was not emitted as '" + k.symbol + "'";
@@ -226,10 +253,22 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
     std::vector<Type *> params;
     if (nvptx) {
       for (unsigned i = 0; i < k.args.size(); ++i) {
-        if (k.args[i].kind == ArgKind::Buffer)
+        switch (k.args[i].kind) {
+        case ArgKind::Buffer:
           params.push_back(body->getArg(i)->getType());
-        else if (k.args[i].kind == ArgKind::Threadgroup)
+          break;
+        case ArgKind::Threadgroup:
           params.push_back(Type::getInt32Ty(ctx));
+          break;
+        case ArgKind::Texture:
+        case ArgKind::Sampler:
+          params.push_back(Type::getInt64Ty(ctx));
+          break;
+        case ArgKind::StageIn:
+          return "kernel '" + k.name + "': [[stage_in]] kernel arguments are not supported yet";
+        case ArgKind::Builtin:
+          break;
+        }
       }
     } else {
       params = {PointerType::get(ctx, 0), PointerType::get(ctx, 0)};
@@ -248,7 +287,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
     unsigned nextParam = 0, nextSlot = 0;
     AllocaInst *scratch = nullptr;
     for (unsigned i = 0; i < k.args.size(); ++i) {
-      const KernelArg &a = k.args[i];
+      const ShaderArg &a = k.args[i];
       Type *paramType = body->getArg(i)->getType();
       if (a.kind == ArgKind::Builtin) {
         auto v = builtinValue(b, g, a.builtin, simdWidth);
@@ -258,15 +297,21 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
         unsigned width = a.builtinWidth;
         Type *elem = b.getIntNTy(a.builtinBits);
         callArgs.push_back(shapeTo(b, *v, paramType, width, elem, scratch));
-      } else if (nvptx) {
-        Value *p = entry->getArg(nextParam++);
-        if (a.kind == ArgKind::Threadgroup)
-          p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);
-        callArgs.push_back(p);
       } else {
-        Value *slot = b.CreateConstInBoundsGEP1_32(PointerType::get(ctx, 0), entry->getArg(0),
-                                                   nextSlot++);
-        callArgs.push_back(b.CreateLoad(paramType, slot));
+        bool handle = a.kind == ArgKind::Texture || a.kind == ArgKind::Sampler;
+        Value *p;
+        if (nvptx) {
+          p = entry->getArg(nextParam++);
+        } else {
+          Value *slot = b.CreateConstInBoundsGEP1_32(PointerType::get(ctx, 0), entry->getArg(0),
+                                                     nextSlot++);
+          p = b.CreateLoad(handle ? b.getInt64Ty() : paramType, slot);
+        }
+        if (a.kind == ArgKind::Threadgroup && nvptx)
+          p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);
+        if (handle)
+          p = handleAsParam(b, p, paramType);
+        callArgs.push_back(p);
       }
     }
     b.CreateCall(body, callArgs);
@@ -279,7 +324,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<KernelInfo> &kernels, 
     }
   }
   lowerBarrierHooks(m, arch);
-  stripParameterAnnotations(m);
+  stripAnnotations(m);
   return {};
 }
 

@@ -28,7 +28,7 @@ class Module;
 namespace msl::compiler {
 
 /// Returns an empty string on success, else what went wrong.
-std::string lowerEntryPoints(llvm::Module &module, const std::vector<KernelInfo> &kernels,
+std::string lowerEntryPoints(llvm::Module &module, const std::vector<ShaderFunction> &kernels,
                              Arch arch);
 
 } // namespace msl::compiler

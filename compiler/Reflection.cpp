@@ -4,51 +4,84 @@
 
 namespace msl::compiler {
 
+const char *stageName(Stage s) {
+  switch (s) {
+  case Stage::Kernel:
+    return "kernel";
+  case Stage::Vertex:
+    return "vertex";
+  case Stage::Fragment:
+    return "fragment";
+  }
+  return "unknown";
+}
+
 static const char *kindName(ArgKind k) {
   switch (k) {
   case ArgKind::Buffer:
     return "buffer";
   case ArgKind::Threadgroup:
     return "threadgroup";
+  case ArgKind::Texture:
+    return "texture";
+  case ArgKind::Sampler:
+    return "sampler";
+  case ArgKind::StageIn:
+    return "stage_in";
   case ArgKind::Builtin:
     return "builtin";
   }
   return "unknown";
 }
 
-std::string reflectionJson(const std::vector<KernelInfo> &kernels, bool nvptx) {
+static nlohmann::json variablesJson(const std::vector<StageVariable> &vars) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto &v : vars)
+    out.push_back({{"name", v.name}, {"type", v.type}, {"attributes", v.attributes}});
+  return out;
+}
+
+std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nvptx) {
   nlohmann::json out;
-  out["kernels"] = nlohmann::json::array();
-  for (const auto &k : kernels) {
-    nlohmann::json jk;
-    jk["name"] = k.name;
-    jk["stage"] = "kernel";
-    jk["symbol"] = k.symbol;
-    jk["arguments"] = nlohmann::json::array();
-    // The entry point's parameters: NVPTX takes buffers as pointers and
-    // threadgroup arguments as byte offsets into dynamic shared memory; the
-    // CPU entry takes (void **args, const uint32_t launch[12]) with args in
-    // this same order.
+  out["functions"] = nlohmann::json::array();
+  for (const auto &f : functions) {
+    nlohmann::json jf;
+    jf["name"] = f.name;
+    jf["stage"] = stageName(f.stage);
+    jf["symbol"] = f.symbol;
+    jf["arguments"] = nlohmann::json::array();
+    // A kernel's entry point parameters: NVPTX takes buffers as pointers,
+    // textures and samplers as 64-bit handles and threadgroup arguments as
+    // byte offsets into dynamic shared memory; the CPU entry takes
+    // (void **args, const uint32_t launch[12]) with args in this same order.
     nlohmann::json params = nlohmann::json::array();
-    for (const auto &a : k.args) {
+    for (const auto &a : f.args) {
       nlohmann::json ja;
       ja["name"] = a.name;
       ja["kind"] = kindName(a.kind);
       ja["type"] = a.type;
       ja["address_space"] = a.addressSpace;
-      if (a.kind != ArgKind::Builtin) {
-        ja["access"] = a.access;
-        ja["index"] = *a.index;
-        ja["reference"] = a.isReference;
-        params.push_back(std::string(a.kind == ArgKind::Buffer ? "buffer:" : "threadgroup_offset:") +
-                         std::to_string(*a.index));
-      } else {
+      if (a.kind == ArgKind::Builtin) {
         ja["builtin"] = a.builtin;
+      } else if (a.kind == ArgKind::StageIn) {
+        ja["members"] = variablesJson(a.members);
+      } else {
+        ja["access"] = a.access;
+        ja["index"] = a.index ? nlohmann::json(*a.index) : nlohmann::json(nullptr);
+        ja["reference"] = a.isReference;
+        std::string param = a.kind == ArgKind::Threadgroup ? "threadgroup_offset:" : kindName(a.kind) + std::string(":");
+        params.push_back(param + (a.index ? std::to_string(*a.index) : a.name));
       }
-      jk["arguments"].push_back(std::move(ja));
+      if (!a.functionConstant.empty())
+        ja["function_constant"] = a.functionConstant;
+      jf["arguments"].push_back(std::move(ja));
     }
-    jk["entry"] = {{"convention", nvptx ? "ptx-kernel" : "cpu-args-launch"}, {"params", params}};
-    out["kernels"].push_back(std::move(jk));
+    if (f.stage == Stage::Kernel)
+      jf["entry"] = {{"convention", nvptx ? "ptx-kernel" : "cpu-args-launch"}, {"params", params}};
+    else
+      jf["outputs"] = variablesJson(f.outputs);
+    jf["attributes"] = f.attributes;
+    out["functions"].push_back(std::move(jf));
   }
   return out.dump(2);
 }

@@ -1,7 +1,8 @@
-//===- Reflection.h - What a kernel's interface is ------------------------===//
+//===- Reflection.h - The interface of each MSL function --------------------===//
 //
-// Filled from the AST while parsing; drives entry-point lowering and becomes
-// the REFLECTION artifact (JSON).
+// Filled from the AST while parsing (kernel, vertex and fragment functions);
+// drives entry-point lowering (kernels) and becomes the REFLECTION artifact
+// (JSON).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,32 +13,57 @@
 
 namespace msl::compiler {
 
-enum class ArgKind { Buffer, Threadgroup, Builtin };
+enum class Stage { Kernel, Vertex, Fragment };
 
-struct KernelArg {
+enum class ArgKind { Buffer, Threadgroup, Texture, Sampler, StageIn, Builtin };
+
+/// A stage input or output: a [[stage_in]] struct member, a built-in, or a
+/// member of the returned struct.
+struct StageVariable {
+  std::string name;
+  std::string type;
+  /// The attributes that place it: "attribute:0", "position", "user:locn0",
+  /// "color:0", "flat", ...
+  std::vector<std::string> attributes;
+};
+
+struct ShaderArg {
   std::string name;
   ArgKind kind = ArgKind::Buffer;
   /// The value type (for pointers and references: the pointee), as written.
   std::string type;
   /// device, constant, threadgroup or thread.
   std::string addressSpace;
-  /// "read" (const pointee) or "read_write".
+  /// "read" (const pointee) or "read_write"; textures: their access.
   std::string access;
   bool isReference = false;
-  std::optional<unsigned> index; // [[buffer(n)]], [[threadgroup(n)]]
-  std::string builtin;           // [[thread_position_in_grid]], ...
-  unsigned builtinWidth = 1;     // built-ins: components (1, 2 or 3)
-  unsigned builtinBits = 32;     // built-ins: 16 (ushort) or 32 (uint)
+  std::optional<unsigned> index; // [[buffer(n)]], [[threadgroup(n)]], [[texture(n)]], [[sampler(n)]]
+  std::string builtin;           // [[thread_position_in_grid]], [[vertex_id]], ...
+  unsigned builtinWidth = 1;     // compute built-ins: components (1, 2 or 3)
+  unsigned builtinBits = 32;     // compute built-ins: 16 (ushort) or 32 (uint)
+  /// [[function_constant(name)]]: the argument exists only when it is true.
+  std::string functionConstant;
+  /// [[stage_in]]: the members of the input struct.
+  std::vector<StageVariable> members;
 };
 
-struct KernelInfo {
+struct ShaderFunction {
+  Stage stage = Stage::Kernel;
   std::string name;   // as written in the source
-  std::string symbol; // the LLVM symbol Clang gave it (and its entry point's)
-  std::vector<KernelArg> args;
+  std::string symbol; // the LLVM symbol Clang gave it (kernels: their entry point's)
+  std::vector<ShaderArg> args;
+  /// What the function returns: one variable for a scalar/vector return,
+  /// the members of a returned struct, nothing for void.
+  std::vector<StageVariable> outputs;
+  /// Function attributes: "max_total_threads_per_threadgroup:64",
+  /// "early_fragment_tests", "patch:quad,4".
+  std::vector<std::string> attributes;
 };
 
-/// The REFLECTION artifact. `entryParams` documents, per kernel, the
+const char *stageName(Stage s);
+
+/// The REFLECTION artifact: {"functions": [...]} with, per kernel, the
 /// parameters of the generated entry point for the target.
-std::string reflectionJson(const std::vector<KernelInfo> &kernels, bool nvptx);
+std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nvptx);
 
 } // namespace msl::compiler

@@ -152,6 +152,17 @@ Status CompileService::compile(const msl::v1::CompileRequest &request,
     outputNames.push_back(outputName(o));
   }
   key.setOutputs(outputNames);
+  std::map<std::string, std::string> constants;
+  static const std::regex kConstantKey("[0-9]{1,5}|[A-Za-z_][A-Za-z0-9_]*");
+  for (const auto &[k, v] : request.function_constants()) {
+    if (!std::regex_match(k, kConstantKey) || v.empty())
+      return invalid("function constant '" + k + "'='" + v +
+                     "': the key must be an index or a name and the value a literal");
+    constants[k] = v;
+  }
+  job.mutable_function_constants()->insert(request.function_constants().begin(),
+                                            request.function_constants().end());
+  key.setFunctionConstants(std::move(constants));
   key.setCompilerIdentity(workers_.compilerIdentity());
   const std::string actionKey = key.build();
 

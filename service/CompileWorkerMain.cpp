@@ -4,8 +4,9 @@
 // (its compiler identity), then answers WorkerRequests one at a time until
 // stdin closes. A crash here costs one request, never the daemon.
 //
-// `msld-compile-worker --compile FILE [metal options]` compiles one file from
-// the host and prints the diagnostics and IR, for debugging.
+// `msld-compile-worker --compile FILE [metal options] [--nvptx]
+// [--stdlib-dir DIR]` compiles one file from the host and prints the
+// diagnostics and IR, for debugging (DIR: stdlib headers read from disk).
 //
 //===----------------------------------------------------------------------===//
 #include "WorkerProtocol.h"
@@ -70,6 +71,7 @@ mc::CompileJob jobOf(const WorkerRequest &req) {
   job.target.cpu = req.target().cpu();
   for (int k : req.outputs())
     job.outputs.push_back(outputKindOf(msl::v1::ArtifactKind(k)));
+  job.functionConstants.insert(req.function_constants().begin(), req.function_constants().end());
   return job;
 }
 
@@ -100,9 +102,15 @@ int compileOneFile(int argc, char **argv) {
   job.mainSource = ss.str();
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
+    std::string error;
     if (a == "--nvptx")
       job.target.arch = mc::Arch::NVPTX64;
-    else
+    else if (a == "--stdlib-dir" && i + 1 < argc) {
+      if (!mc::useStdlibFromDirectory(argv[++i], error)) {
+        std::cerr << error << "\n";
+        return 2;
+      }
+    } else
       job.options.push_back(a);
   }
   job.outputs = {mc::OutputKind::LLVMIR, mc::OutputKind::Reflection};

@@ -64,6 +64,12 @@ ActionKeyBuilder &ActionKeyBuilder::setOutputs(std::vector<std::string> O) {
   return *this;
 }
 
+ActionKeyBuilder &
+ActionKeyBuilder::setFunctionConstants(std::map<std::string, std::string> Values) {
+  FunctionConstants = std::move(Values);
+  return *this;
+}
+
 ActionKeyBuilder &ActionKeyBuilder::setCompilerIdentity(std::string Id) {
   CompilerId = std::move(Id);
   return *this;
@@ -103,6 +109,13 @@ std::string ActionKeyBuilder::serialize() const {
     putBytes(B, Cpu);
   });
   field(Out, 'U', [&](std::string &B) { putList(B, Outputs); });
+  field(Out, 'K', [&](std::string &B) {
+    putU64(B, FunctionConstants.size());
+    for (const auto &[Key, Value] : FunctionConstants) { // std::map: sorted
+      putBytes(B, Key);
+      putBytes(B, Value);
+    }
+  });
   field(Out, 'C', [&](std::string &B) { putBytes(B, CompilerId); });
   return Out;
 }

@@ -28,6 +28,18 @@
 // (`float3 local = ...`); rename them so such code parses.
 #define global __msl_id_global
 #define local __msl_id_local
+// Likewise the OpenCL image access qualifiers (Metal: access::read_write).
+#define read_only __msl_id_read_only
+#define write_only __msl_id_write_only
+#define read_write __msl_id_read_write
+
+// ---- diagnostics ---------------------------------------------------------------
+// x86-64 warns that passing 256-bit vectors (long4, ulong4) by value without
+// AVX changes the host ABI. Metal has no such ABI concern and Apple's compiler
+// never warns, so with -Werror it would reject valid shaders.
+#pragma clang diagnostic ignored "-Wpsabi"
+// Metal has the .rgba component names; OpenCL before 3.0 warns about them.
+#pragma clang diagnostic ignored "-Wopencl-unsupported-rgba"
 
 // ---- scalar types -------------------------------------------------------------
 // -cl-no-stdinc drops opencl-c-base.h, which is where OpenCL declares these.
@@ -67,6 +79,8 @@ __MSL_VEC_TYPES(short, short)
 __MSL_VEC_TYPES(unsigned short, ushort)
 __MSL_VEC_TYPES(int, int)
 __MSL_VEC_TYPES(unsigned int, uint)
+__MSL_VEC_TYPES(long, long)
+__MSL_VEC_TYPES(unsigned long, ulong)
 __MSL_VEC_TYPES(half, half)
 __MSL_VEC_TYPES(float, float)
 #undef __MSL_VEC_TYPES
@@ -75,9 +89,10 @@ namespace metal {
 #define __MSL_USING_VEC(NAME) using ::NAME##2; using ::NAME##3; using ::NAME##4;
 __MSL_USING_VEC(bool) __MSL_USING_VEC(char) __MSL_USING_VEC(uchar)
 __MSL_USING_VEC(short) __MSL_USING_VEC(ushort) __MSL_USING_VEC(int)
-__MSL_USING_VEC(uint) __MSL_USING_VEC(half) __MSL_USING_VEC(float)
+__MSL_USING_VEC(uint) __MSL_USING_VEC(long) __MSL_USING_VEC(ulong)
+__MSL_USING_VEC(half) __MSL_USING_VEC(float)
 #undef __MSL_USING_VEC
-using ::uchar; using ::ushort; using ::uint; using ::size_t; using ::ptrdiff_t;
+using ::uchar; using ::ushort; using ::uint; using ::ulong; using ::size_t; using ::ptrdiff_t;
 
 namespace detail {
 // ---- type traits used by the constructors and the library ------------------
@@ -156,6 +171,13 @@ constexpr vec_of_t<E, 4> cat(vec_of_t<E, 4> acc, A0 a0, As... as) {
 
 template <class A0> constexpr A0 first(A0 a0) { return a0; }
 
+// unpack(x): a class-type argument (packed_floatN, see metal_packed) as the
+// ordinary vector it holds; anything else unchanged.
+template <class A> constexpr auto unpack(A a) {
+  if constexpr (__is_class(A)) return a.__msl_unpack();
+  else return a;
+}
+
 // make<V>(args...): Metal vector constructor semantics.
 //   V()            zero
 //   V(scalar)      splat (value-converted)
@@ -164,7 +186,9 @@ template <class A0> constexpr A0 first(A0 a0) { return a0; }
 template <class V, class... A> constexpr V make(A... a) {
   using E = typename vec<V>::elem;
   constexpr int N = vec<V>::n;
-  if constexpr (sizeof...(A) == 0) {
+  if constexpr ((__is_class(A) || ...)) {
+    return make<V>(unpack(a)...);
+  } else if constexpr (sizeof...(A) == 0) {
     return (V)(E)0;
   } else if constexpr (sizeof...(A) == 1 && (!vec<A>::is_vector && ...)) {
     return (V)cvt<E>(a...);
@@ -188,32 +212,60 @@ template <class V, class... A> constexpr V make(A... a) {
 // would be a bitcast, so each vector name is also a function-like macro. It
 // expands only when the name is followed by `(`, so declarations, casts and
 // template arguments (`float4 v;`, `(float4)x`, `vec<float4>`) are untouched.
-#define bool2(...) (::metal::detail::make<::bool2>(__VA_ARGS__))
-#define bool3(...) (::metal::detail::make<::bool3>(__VA_ARGS__))
-#define bool4(...) (::metal::detail::make<::bool4>(__VA_ARGS__))
-#define char2(...) (::metal::detail::make<::char2>(__VA_ARGS__))
-#define char3(...) (::metal::detail::make<::char3>(__VA_ARGS__))
-#define char4(...) (::metal::detail::make<::char4>(__VA_ARGS__))
-#define uchar2(...) (::metal::detail::make<::uchar2>(__VA_ARGS__))
-#define uchar3(...) (::metal::detail::make<::uchar3>(__VA_ARGS__))
-#define uchar4(...) (::metal::detail::make<::uchar4>(__VA_ARGS__))
-#define short2(...) (::metal::detail::make<::short2>(__VA_ARGS__))
-#define short3(...) (::metal::detail::make<::short3>(__VA_ARGS__))
-#define short4(...) (::metal::detail::make<::short4>(__VA_ARGS__))
-#define ushort2(...) (::metal::detail::make<::ushort2>(__VA_ARGS__))
-#define ushort3(...) (::metal::detail::make<::ushort3>(__VA_ARGS__))
-#define ushort4(...) (::metal::detail::make<::ushort4>(__VA_ARGS__))
-#define int2(...) (::metal::detail::make<::int2>(__VA_ARGS__))
-#define int3(...) (::metal::detail::make<::int3>(__VA_ARGS__))
-#define int4(...) (::metal::detail::make<::int4>(__VA_ARGS__))
-#define uint2(...) (::metal::detail::make<::uint2>(__VA_ARGS__))
-#define uint3(...) (::metal::detail::make<::uint3>(__VA_ARGS__))
-#define uint4(...) (::metal::detail::make<::uint4>(__VA_ARGS__))
-#define half2(...) (::metal::detail::make<::half2>(__VA_ARGS__))
-#define half3(...) (::metal::detail::make<::half3>(__VA_ARGS__))
-#define half4(...) (::metal::detail::make<::half4>(__VA_ARGS__))
-#define float2(...) (::metal::detail::make<::float2>(__VA_ARGS__))
-#define float3(...) (::metal::detail::make<::float3>(__VA_ARGS__))
-#define float4(...) (::metal::detail::make<::float4>(__VA_ARGS__))
+// It expands to a function name, not an expression, so the qualified calls
+// `metal::float4(...)` and `::float4(...)` work too (the function is declared
+// in both namespaces).
+#define __MSL_VEC_CTORS(NAME)                                                  \
+  template <class... A> constexpr NAME##2 __msl_make_##NAME##2(A... a) {      \
+    return metal::detail::make<NAME##2>(a...);                                \
+  }                                                                            \
+  template <class... A> constexpr NAME##3 __msl_make_##NAME##3(A... a) {      \
+    return metal::detail::make<NAME##3>(a...);                                \
+  }                                                                            \
+  template <class... A> constexpr NAME##4 __msl_make_##NAME##4(A... a) {      \
+    return metal::detail::make<NAME##4>(a...);                                \
+  }                                                                            \
+  namespace metal {                                                            \
+  using ::__msl_make_##NAME##2; using ::__msl_make_##NAME##3;                  \
+  using ::__msl_make_##NAME##4;                                                \
+  }
+__MSL_VEC_CTORS(bool) __MSL_VEC_CTORS(char) __MSL_VEC_CTORS(uchar)
+__MSL_VEC_CTORS(short) __MSL_VEC_CTORS(ushort) __MSL_VEC_CTORS(int)
+__MSL_VEC_CTORS(uint) __MSL_VEC_CTORS(long) __MSL_VEC_CTORS(ulong)
+__MSL_VEC_CTORS(half) __MSL_VEC_CTORS(float)
+#undef __MSL_VEC_CTORS
+#define bool2(...) __msl_make_bool2(__VA_ARGS__)
+#define bool3(...) __msl_make_bool3(__VA_ARGS__)
+#define bool4(...) __msl_make_bool4(__VA_ARGS__)
+#define char2(...) __msl_make_char2(__VA_ARGS__)
+#define char3(...) __msl_make_char3(__VA_ARGS__)
+#define char4(...) __msl_make_char4(__VA_ARGS__)
+#define uchar2(...) __msl_make_uchar2(__VA_ARGS__)
+#define uchar3(...) __msl_make_uchar3(__VA_ARGS__)
+#define uchar4(...) __msl_make_uchar4(__VA_ARGS__)
+#define short2(...) __msl_make_short2(__VA_ARGS__)
+#define short3(...) __msl_make_short3(__VA_ARGS__)
+#define short4(...) __msl_make_short4(__VA_ARGS__)
+#define ushort2(...) __msl_make_ushort2(__VA_ARGS__)
+#define ushort3(...) __msl_make_ushort3(__VA_ARGS__)
+#define ushort4(...) __msl_make_ushort4(__VA_ARGS__)
+#define int2(...) __msl_make_int2(__VA_ARGS__)
+#define int3(...) __msl_make_int3(__VA_ARGS__)
+#define int4(...) __msl_make_int4(__VA_ARGS__)
+#define uint2(...) __msl_make_uint2(__VA_ARGS__)
+#define uint3(...) __msl_make_uint3(__VA_ARGS__)
+#define uint4(...) __msl_make_uint4(__VA_ARGS__)
+#define long2(...) __msl_make_long2(__VA_ARGS__)
+#define long3(...) __msl_make_long3(__VA_ARGS__)
+#define long4(...) __msl_make_long4(__VA_ARGS__)
+#define ulong2(...) __msl_make_ulong2(__VA_ARGS__)
+#define ulong3(...) __msl_make_ulong3(__VA_ARGS__)
+#define ulong4(...) __msl_make_ulong4(__VA_ARGS__)
+#define half2(...) __msl_make_half2(__VA_ARGS__)
+#define half3(...) __msl_make_half3(__VA_ARGS__)
+#define half4(...) __msl_make_half4(__VA_ARGS__)
+#define float2(...) __msl_make_float2(__VA_ARGS__)
+#define float3(...) __msl_make_float3(__VA_ARGS__)
+#define float4(...) __msl_make_float4(__VA_ARGS__)
 
 #endif // __MSL_PRELUDE_H

@@ -1,6 +1,7 @@
 //===- msl-corpus: compile-rate report over the public MSL corpus ---------===//
 //
 //   msl-corpus DIR [--jobs N] [--filter SUBSTR] [--failures-limit K]
+//              [--stdlib-dir compiler/stdlib  (headers from disk, no rebuild)]
 //              [--json OUT] [--min-passed N]
 //
 // Reads DIR/manifest.csv, compiles every `source` row in-process with its
@@ -271,7 +272,7 @@ int main(int argc, char **argv) {
   long minPassed = -1;
   auto usage = [] {
     std::fprintf(stderr, "usage: msl-corpus DIR [--jobs N] [--filter SUBSTR] [--failures-limit K] "
-                         "[--json OUT] [--min-passed N]\n");
+                         "[--json OUT] [--min-passed N] [--stdlib-dir DIR]\n");
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
@@ -298,6 +299,14 @@ int main(int argc, char **argv) {
       } else if (a == "--json") {
         if (!value(jsonOut))
           return usage();
+      } else if (a == "--stdlib-dir") {
+        std::string error;
+        if (!value(v))
+          return usage();
+        if (!msl::compiler::useStdlibFromDirectory(v, error)) {
+          std::fprintf(stderr, "msl-corpus: %s\n", error.c_str());
+          return 2;
+        }
       } else if (a == "--min-passed") {
         if (!value(v))
           return usage();

@@ -93,6 +93,10 @@ TEST(ActionKeyTest, EveryInputChangesTheKey) {
           {"outputs", [](auto &B) { B.setOutputs({"metallib"}); }},
           {"outputs order",
            [](auto &B) { B.setOutputs({"reflection", "metallib"}); }},
+          {"function constant value",
+           [](auto &B) { B.setFunctionConstants({{"0", "true"}}); }},
+          {"function constant key",
+           [](auto &B) { B.setFunctionConstants({{"use_bias", "true"}}); }},
           {"compiler msld version",
            [](auto &B) {
              B.setCompilerIdentity(ActionKeyBuilder::compilerIdentity(

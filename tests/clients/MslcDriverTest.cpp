@@ -109,6 +109,17 @@ TEST(ParseCommandLine, Errors) {
   EXPECT_FALSE(parseError({"-c", "a", "-o", "b", "--target", "arm64"}).empty());
 }
 
+TEST(ParseCommandLine, FunctionConstants) {
+  auto inv = parseOk({"-c", "a.metal", "-o", "b", "--constant", "0=true", "--constant=scale=0.5"});
+  ASSERT_EQ(inv.function_constants.size(), 2u);
+  EXPECT_EQ(inv.function_constants["0"], "true");
+  EXPECT_EQ(inv.function_constants["scale"], "0.5");
+  EXPECT_NE(parseError({"-c", "a", "-o", "b", "--constant", "novalue"}).find("KEY=VALUE"),
+            std::string::npos);
+  EXPECT_NE(parseError({"-c", "a", "-o", "b", "--constant", "=1"}).find("KEY=VALUE"),
+            std::string::npos);
+}
+
 TEST(ParseCommandLine, Help) {
   auto inv = parseOk({"--help"});
   EXPECT_TRUE(inv.help);

@@ -384,7 +384,7 @@ TEST(ExamplesTest, CompileForNvptxWithOneEntryPerKernel) {
 
     // The reflection's entry.params describe the PTX parameters one to one.
     json refl = json::parse(r.artifacts[OutputKind::Reflection]);
-    for (const auto &k : refl["kernels"]) {
+    for (const auto &k : refl["functions"]) {
       std::string name = k["name"];
       EXPECT_EQ(k["entry"]["convention"], "ptx-kernel");
       size_t start = ptx.find(".entry " + name + "(");
@@ -408,7 +408,7 @@ TEST(ExamplesTest, NvptxCpuSelectsTarget) {
 }
 
 const json *findKernel(const json &refl, const std::string &name) {
-  for (const auto &k : refl["kernels"])
+  for (const auto &k : refl["functions"])
     if (k["name"] == name)
       return &k;
   return nullptr;
@@ -453,7 +453,7 @@ json reflectionOf(const std::string &file, Arch arch = Arch::X86_64) {
 
 TEST(ReflectionTest, Saxpy) {
   json refl = reflectionOf("examples/saxpy.metal");
-  ASSERT_EQ(refl["kernels"].size(), 1u);
+  ASSERT_EQ(refl["functions"].size(), 1u);
   const json *k = findKernel(refl, "saxpy");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ((*k)["stage"], "kernel");
@@ -476,7 +476,7 @@ TEST(ReflectionTest, Saxpy) {
 
 TEST(ReflectionTest, Reduce) {
   json refl = reflectionOf("examples/reduce.metal");
-  ASSERT_EQ(refl["kernels"].size(), 2u);
+  ASSERT_EQ(refl["functions"].size(), 2u);
   for (const char *name : {"reduce_sum", "reduce_sum_dynamic"}) {
     SCOPED_TRACE(name);
     const json *k = findKernel(refl, name);
@@ -505,7 +505,7 @@ TEST(ReflectionTest, Reduce) {
 
 TEST(ReflectionTest, Histogram) {
   json refl = reflectionOf("examples/histogram.metal", Arch::NVPTX64);
-  ASSERT_EQ(refl["kernels"].size(), 1u);
+  ASSERT_EQ(refl["functions"].size(), 1u);
   const json *k = findKernel(refl, "histogram");
   ASSERT_NE(k, nullptr);
   expectBuffer(*k, "data", "device", "read", 0, "uchar", false);

@@ -56,11 +56,11 @@ TEST_F(MsldTest, ExamplesCompileToPtxWithOneEntryPerKernelAndReflection) {
     std::string ptx = artifact(resp, msl::v1::PTX);
     EXPECT_EQ(countOf(ptx, ".visible .entry"), int(kernels.size())) << ptx;
     auto reflection = nlohmann::json::parse(artifact(resp, msl::v1::REFLECTION));
-    ASSERT_EQ(reflection["kernels"].size(), kernels.size());
+    ASSERT_EQ(reflection["functions"].size(), kernels.size());
     for (const auto &k : kernels) {
       EXPECT_NE(ptx.find(".entry " + k + "("), std::string::npos) << k;
       bool found = false;
-      for (const auto &jk : reflection["kernels"])
+      for (const auto &jk : reflection["functions"])
         found |= jk["name"] == k;
       EXPECT_TRUE(found) << k;
     }
@@ -76,7 +76,7 @@ TEST_F(MsldTest, SaxpyReflectionNamesBindingsAndBuiltins) {
   std::string bc = artifact(resp, msl::v1::LLVM_BITCODE);
   ASSERT_GE(bc.size(), 4u);
   EXPECT_EQ(bc.substr(0, 4), std::string("BC\xC0\xDE", 4));
-  auto k = nlohmann::json::parse(artifact(resp, msl::v1::REFLECTION))["kernels"][0];
+  auto k = nlohmann::json::parse(artifact(resp, msl::v1::REFLECTION))["functions"][0];
   EXPECT_EQ(k["name"], "saxpy");
   int buffers = 0, builtins = 0;
   for (const auto &a : k["arguments"]) {
@@ -333,6 +333,35 @@ TEST_F(MsldTest, HeadersComeFromTheRequest) {
   ASSERT_TRUE(compile(d, req, changed).ok());
   EXPECT_FALSE(changed.cache_hit());
   EXPECT_NE(changed.action_key(), resp.action_key());
+}
+
+TEST_F(MsldTest, FunctionConstantsSpecializeAndKeyTheCompile) {
+  Daemon &d = startDaemon();
+  const std::string source = "constant float scale [[function_constant(0)]];\n"
+                             "constant float s = is_function_constant_defined(scale) ? scale : 8.0;\n"
+                             "kernel void k(device float* a [[buffer(0)]]) { a[0] = a[1] * s; }\n";
+  auto compileWith = [&](std::map<std::string, std::string> constants, CompileResponse &resp) {
+    auto req = compileRequest(source, {}, Target::X86_64, {msl::v1::LLVM_IR});
+    req.mutable_function_constants()->insert(constants.begin(), constants.end());
+    auto s = compile(d, req, resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_TRUE(resp.success()) << diagnosticsText(resp);
+    return artifact(resp, msl::v1::LLVM_IR);
+  };
+  CompileResponse undefined, byIndex, byName, again;
+  EXPECT_NE(compileWith({}, undefined).find("8.000000e+00"), std::string::npos);
+  EXPECT_NE(compileWith({{"0", "0.25"}}, byIndex).find("2.500000e-01"), std::string::npos);
+  EXPECT_NE(compileWith({{"scale", "0.75"}}, byName).find("7.500000e-01"), std::string::npos);
+  EXPECT_FALSE(byName.cache_hit());
+  compileWith({{"scale", "0.75"}}, again);
+  EXPECT_TRUE(again.cache_hit()) << "the same constants are the same action";
+
+  auto bad = compileRequest(source);
+  (*bad.mutable_function_constants())["not a key"] = "1";
+  CompileResponse resp;
+  auto s = compile(d, bad, resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("not a key"), std::string::npos) << s.error_message();
 }
 
 TEST_F(MsldTest, BadRequestsAreInvalidArgument) {

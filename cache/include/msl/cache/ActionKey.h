@@ -45,6 +45,9 @@ public:
   /// preserved because the response lists outputs positionally.
   ActionKeyBuilder &setOutputs(std::vector<std::string> Outputs);
 
+  /// Function constant values by index or name (sorted: a map has no order).
+  ActionKeyBuilder &setFunctionConstants(std::map<std::string, std::string> Values);
+
   /// Everything about the compiler that can change its output; build it
   /// msld uses the identity its compile workers report
   /// (msl::compiler::compilerIdentity()).
@@ -69,6 +72,7 @@ private:
   std::vector<std::string> Options;
   std::string Arch, Cpu;
   std::vector<std::string> Outputs;
+  std::map<std::string, std::string> FunctionConstants;
   std::string CompilerId;
 };
 

@@ -140,11 +140,13 @@ class Client {
   // rest go inline. `files` maps request paths (relative, normalized, e.g.
   // "shaders/common.h") to contents. On return every artifact of a
   // successful compile has its bytes in inline_data (fetched when the
-  // server did not inline them).
+  // server did not inline them). `function_constants` gives values of
+  // [[function_constant]] constants by index or name ("use_bias" -> "true").
   Result<msl::v1::CompileResponse> compileFiles(
       const std::string& main_path, const std::string& main_bytes,
       const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
-      const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs) const;
+      const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+      const std::map<std::string, std::string>& function_constants = {}) const;
 
  private:
   void prepare(grpc::ClientContext& context) const;

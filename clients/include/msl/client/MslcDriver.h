@@ -47,6 +47,8 @@ struct Invocation {
   msl::v1::Target target;  // default x86_64
   msl::v1::ArtifactKind emit = msl::v1::LLVM_BITCODE;
   bool stats = false;
+  // --constant KEY=VALUE: function constant values by index or name.
+  std::map<std::string, std::string> function_constants;
   std::vector<std::string> warnings;  // e.g. -I dirs dropped
 };
 

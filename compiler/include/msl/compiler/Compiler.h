@@ -36,6 +36,9 @@ struct CompileJob {
   Target target;
   /// Empty means the target's defaults (see defaultOutputs).
   std::vector<OutputKind> outputs;
+  /// Function constant values by index ("3") or name ("use_bias"), as
+  /// literals ("true", "42", "0.5"); a constant without one is undefined.
+  std::map<std::string, std::string> functionConstants;
 };
 
 enum class Severity { Note, Remark, Warning, Error, Fatal };
@@ -67,5 +70,12 @@ const std::string &compilerIdentity();
 
 /// The embedded stdlib headers: file name -> contents.
 const std::map<std::string, std::string> &embeddedStdlib();
+
+/// For stdlib development only (msl-corpus, `msld-compile-worker --compile`):
+/// read the stdlib headers from `dir` (a checkout's compiler/stdlib) instead of
+/// the embedded copy, so editing a header needs no rebuild. Call before the
+/// first compile; compilerIdentity() then hashes these files. False, with
+/// `error` set, if the directory cannot be read.
+bool useStdlibFromDirectory(const std::string &dir, std::string &error);
 
 } // namespace msl::compiler
