@@ -347,13 +347,18 @@ private:
       } else if (a.addressSpace == "threadgroup") {
         a.kind = ArgKind::Threadgroup;
         auto attr = binding("threadgroup");
-        if (stage != Stage::Kernel || !attr) {
+        // A threadgroup reference without an index is a threadgroup variable
+        // the kernel's caller provides (naga writes its workgroup variables
+        // so); it has no index to reflect.
+        bool implicitVariable = a.isReference && !attr;
+        if (stage != Stage::Kernel || (!attr && !implicitVariable)) {
           error(p->getLocation(), stage == Stage::Kernel
                                       ? "threadgroup " + what + " needs a [[threadgroup(n)]] index"
                                       : "threadgroup " + what + " is allowed only in kernels");
           continue;
         }
-        a.index = attr->index;
+        if (attr)
+          a.index = attr->index;
       } else if (binding("buffer") && stage != Stage::Kernel) {
         // A small struct passed by value from a buffer (vertex and fragment only).
         a.kind = ArgKind::Buffer;
@@ -486,6 +491,11 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
     args.push_back("-D" + d.name + "=" + d.value.value_or("1"));
   for (const auto &dir : opts.includeDirs)
     args.push_back("-I" + std::string(kSourceRoot) + dir);
+  // Valid Metal that Clang's C++17/OpenCL view warns about; Apple's compiler
+  // does not, and -Werror builds must not fail on them: explicit template
+  // arguments on an ADL call (C++20 in Clang's view) and INFINITY/NAN under
+  // fast math. The user's own -W flags come after and can turn them back on.
+  args.insert(args.end(), {"-Wno-c++20-extensions", "-Wno-nan-infinity-disabled"});
   for (const auto &w : opts.warningFlags) // -Werror among them, in order
     args.push_back(w);
   if (opts.suppressWarnings)

@@ -117,8 +117,11 @@ int compileOneFile(int argc, char **argv) {
   if (job.target.arch == mc::Arch::NVPTX64)
     job.outputs.push_back(mc::OutputKind::PTX);
   auto r = mc::compile(job);
-  for (const auto &d : r.diagnostics)
+  for (const auto &d : r.diagnostics) {
     std::cerr << d.file << ":" << d.line << ":" << d.column << ": " << d.message << "\n";
+    for (const auto &n : d.notes)
+      std::cerr << "  " << n.file << ":" << n.line << ":" << n.column << ": note: " << n.message << "\n";
+  }
   for (const auto &[k, data] : r.artifacts)
     std::cout << data << "\n";
   std::cerr << (r.success ? "ok" : "failed") << " in " << r.compileTimeMicros << " us\n";

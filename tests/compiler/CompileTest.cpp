@@ -874,5 +874,48 @@ TEST(ConcurrencyTest, ParallelCompilesAreIndependent) {
   }
 }
 
+// The precompiled stdlib serves sources that begin with #include
+// <metal_stdlib>; the result must be what parsing the headers gives, and a
+// source that does not include it must not see the library.
+TEST(StdlibPch, SameOutputAsParsingTheHeaders) {
+  const std::string body =
+      "using namespace metal;\n"
+      "kernel void k(device float4 *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+      "  a[i] = normalize(a[i]) * sqrt(a[i].x) + float4(M_PI_F);\n}\n";
+  auto functionsOf = [](const CompileResult &r) {
+    // The module without its header lines (ModuleID, source_filename).
+    std::string ir = r.artifacts.at(OutputKind::LLVMIR);
+    return ir.substr(ir.find("target datalayout"));
+  };
+  for (const char *opt : {"-ffast-math", "-fno-fast-math"}) {
+    auto precompiled = compile(makeJob("// comment\n#pragma clang diagnostic ignored \"-Wunused\"\n"
+                                       "#include <metal_stdlib>\n" + body, {opt, "-DUSER=1"}));
+    // Anything but a comment or #pragma before the include parses the headers.
+    auto parsed = compile(makeJob("#define PARSE_IT 1\n#include <metal_stdlib>\n" + body, {opt, "-DUSER=1"}));
+    ASSERT_TRUE(precompiled.success) << dump(precompiled);
+    ASSERT_TRUE(parsed.success) << dump(parsed);
+    EXPECT_EQ(functionsOf(precompiled), functionsOf(parsed)) << opt;
+  }
+  // With the PCH built above in this process, a source without the include
+  // still does not see metal::.
+  auto bare = compile(makeJob("kernel void k(device float *a [[buffer(0)]]) { a[0] = metal::sqrt(a[1]); }\n"));
+  EXPECT_FALSE(bare.success);
+  EXPECT_NE(findError(bare, "metal"), nullptr) << dump(bare);
+}
+
+// User macros still apply after a precompiled stdlib; a macro that the
+// stdlib would see differently cannot change it (it is not a stdlib input).
+TEST(StdlibPch, UserMacrosAndDiagnosticsStillWork) {
+  auto r = compile(makeJob("#include <metal_stdlib>\n"
+                           "kernel void k(device float *a [[buffer(0)]]) { a[0] = SCALE * metal::sqrt(a[1]); }\n",
+                           {"-D", "SCALE=3.0"}));
+  ASSERT_TRUE(r.success) << dump(r);
+  EXPECT_NE(r.artifacts.at(OutputKind::LLVMIR).find("3.000000e+00"), std::string::npos);
+  auto bad = compile(makeJob("#include <metal_stdlib>\nkernel void k(device float *a [[buffer(0)]]) { a[0] = nope; }\n"));
+  const Diagnostic *e = findError(bad, "nope");
+  ASSERT_NE(e, nullptr) << dump(bad);
+  EXPECT_EQ(e->line, 2u);
+}
+
 } // namespace
 } // namespace msl::compiler
