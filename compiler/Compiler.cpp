@@ -196,8 +196,20 @@ private:
     }
   }
 
-  // The texture or sampler kind of a type declared by the stdlib (metal::texture2d<...>).
-  static std::optional<ArgKind> resourceKind(clang::QualType t) {
+  // The texture or sampler kind of a type declared by the stdlib
+  // (metal::texture2d<...>, metal::sampler, or a metal::array of them, whose
+  // length goes to `arrayLength`).
+  static std::optional<ArgKind> resourceKind(clang::QualType t, unsigned *arrayLength = nullptr) {
+    if (const auto *spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+            t->getAsCXXRecordDecl());
+        spec && spec->getName() == "array" && arrayLength && spec->getTemplateArgs().size() == 2 &&
+        spec->getTemplateArgs()[0].getKind() == clang::TemplateArgument::Type &&
+        spec->getTemplateArgs()[1].getKind() == clang::TemplateArgument::Integral) {
+      auto kind = resourceKind(spec->getTemplateArgs()[0].getAsType());
+      if (kind)
+        *arrayLength = unsigned(spec->getTemplateArgs()[1].getAsIntegral().getZExtValue());
+      return kind;
+    }
     const auto *record = t->getAsCXXRecordDecl();
     if (!record || !record->getDeclContext()->isNamespace())
       return std::nullopt;
@@ -272,7 +284,7 @@ private:
       if (invalidAttribute)
         continue;
       auto binding = [&](const char *name) { return findMslAttribute(p, name); };
-      auto resource = resourceKind(value);
+      auto resource = resourceKind(value, &a.arrayLength);
 
       // SIMD-group built-ins are fragment inputs too (MSL 2.2).
       bool fragmentSimdBuiltin =
@@ -332,7 +344,12 @@ private:
         }
         if (attr)
           a.index = attr->index;
-        a.access = a.kind == ArgKind::Texture ? textureAccess(value) : "read";
+        clang::QualType element = value;
+        if (a.arrayLength)
+          element = llvm::cast<clang::ClassTemplateSpecializationDecl>(value->getAsCXXRecordDecl())
+                        ->getTemplateArgs()[0]
+                        .getAsType();
+        a.access = a.kind == ArgKind::Texture ? textureAccess(element) : "read";
       } else if (a.addressSpace == "device" || a.addressSpace == "constant") {
         a.kind = ArgKind::Buffer;
         auto attr = binding("buffer");
@@ -373,14 +390,17 @@ private:
                                                      : "[[stage_in]] or a built-in such as [[vertex_id]]"));
         continue;
       }
-      if (a.index) {
+      // An array of textures or samplers takes `arrayLength` consecutive slots.
+      for (unsigned slot = 0; a.index && slot < std::max(1u, a.arrayLength); ++slot) {
         static const char *kBindingNames[] = {"buffer", "threadgroup", "texture", "sampler"};
-        auto [it, inserted] = used.emplace(std::make_pair(a.kind, *a.index), a.name);
+        auto [it, inserted] = used.emplace(std::make_pair(a.kind, *a.index + slot), a.name);
         // Arguments that exist under different function constants may share.
-        if (!inserted && a.functionConstant.empty())
+        if (!inserted && a.functionConstant.empty()) {
           error(p->getLocation(), what + " uses [[" + kBindingNames[unsigned(a.kind)] + "(" +
-                                      std::to_string(*a.index) + ")]], already taken by '" +
+                                      std::to_string(*a.index + slot) + ")]], already taken by '" +
                                       it->second + "'");
+          break;
+        }
       }
       f.args.push_back(std::move(a));
     }

@@ -212,6 +212,17 @@ Value *handleAsParam(IRBuilder<> &b, Value *handle, Type *paramType) {
   return copy;
 }
 
+// An array of `count` handles at `source` as the body's parameter type: a
+// pointer to a byval copy, or the aggregate (or coerced integer) itself.
+Value *handlesAsParam(IRBuilder<> &b, Value *source, unsigned count, Type *paramType) {
+  if (!paramType->isPointerTy())
+    return b.CreateLoad(paramType, source);
+  Type *array = ArrayType::get(b.getInt64Ty(), count);
+  AllocaInst *copy = b.CreateAlloca(array);
+  b.CreateMemCpy(copy, Align(8), source, Align(8), uint64_t(count) * 8);
+  return copy;
+}
+
 } // namespace
 
 std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &functions, Arch arch) {
@@ -262,7 +273,9 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
           break;
         case ArgKind::Texture:
         case ArgKind::Sampler:
-          params.push_back(Type::getInt64Ty(ctx));
+          // One 64-bit handle, or a pointer to an array's handles.
+          params.push_back(k.args[i].arrayLength ? static_cast<Type *>(PointerType::get(ctx, 0))
+                                                 : Type::getInt64Ty(ctx));
           break;
         case ArgKind::StageIn:
           return "kernel '" + k.name + "': [[stage_in]] kernel arguments are not supported yet";
@@ -298,18 +311,24 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
         Type *elem = b.getIntNTy(a.builtinBits);
         callArgs.push_back(shapeTo(b, *v, paramType, width, elem, scratch));
       } else {
-        bool handle = a.kind == ArgKind::Texture || a.kind == ArgKind::Sampler;
+        bool resource = a.kind == ArgKind::Texture || a.kind == ArgKind::Sampler;
+        bool handleArray = resource && a.arrayLength;
         Value *p;
         if (nvptx) {
           p = entry->getArg(nextParam++);
         } else {
           Value *slot = b.CreateConstInBoundsGEP1_32(PointerType::get(ctx, 0), entry->getArg(0),
                                                      nextSlot++);
-          p = b.CreateLoad(handle ? b.getInt64Ty() : paramType, slot);
+          Type *slotType = handleArray ? PointerType::get(ctx, 0)
+                           : resource  ? b.getInt64Ty()
+                                       : paramType;
+          p = b.CreateLoad(slotType, slot);
         }
         if (a.kind == ArgKind::Threadgroup && nvptx)
           p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);
-        if (handle)
+        if (handleArray)
+          p = handlesAsParam(b, p, a.arrayLength, paramType);
+        else if (resource)
           p = handleAsParam(b, p, paramType);
         callArgs.push_back(p);
       }

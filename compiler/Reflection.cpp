@@ -74,6 +74,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
       }
       if (!a.functionConstant.empty())
         ja["function_constant"] = a.functionConstant;
+      if (a.arrayLength)
+        ja["array_length"] = a.arrayLength;
       jf["arguments"].push_back(std::move(ja));
     }
     if (f.stage == Stage::Kernel)

@@ -41,6 +41,9 @@ struct ShaderArg {
   std::string builtin;           // [[thread_position_in_grid]], [[vertex_id]], ...
   unsigned builtinWidth = 1;     // compute built-ins: components (1, 2 or 3)
   unsigned builtinBits = 32;     // compute built-ins: 16 (ushort) or 32 (uint)
+  /// Textures and samplers: the N of a metal::array<T, N> argument (it binds
+  /// N consecutive indices); 0 for a single one.
+  unsigned arrayLength = 0;
   /// [[function_constant(name)]]: the argument exists only when it is true.
   std::string functionConstant;
   /// [[stage_in]]: the members of the input struct.

@@ -1,0 +1,23 @@
+// Textures and samplers are kernel arguments ([[texture(n)]],
+// [[sampler(n)]]), alone or as metal::array<T, N> taking N consecutive
+// indices; the CPU entry reads each as a 64-bit handle (an array: a pointer
+// to its handles).
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void k(texture2d<float, access::read> src [[texture(0)]],
+              array<texture2d<float>, 4> layers [[texture(1)]],
+              sampler s [[sampler(0)]],
+              texture2d<float, access::write> dst [[texture(5)]],
+              uint2 gid [[thread_position_in_grid]]) {
+  float4 v = src.read(gid) + layers[gid.x % 4].sample(s, float2(0.5));
+  dst.write(v, gid);
+}
+// CHECK-REFLECTION: "kind": "texture"
+// CHECK-REFLECTION: "access": "read"
+// CHECK-REFLECTION: "array_length": 4
+// CHECK-REFLECTION: "access": "write"
+// CHECK-REFLECTION: "texture:1"
+// CHECK-REFLECTION: "sampler:0"
+// CHECK-IR: define dso_local void @k(ptr
+// CHECK-IR: @llvm.memcpy
