@@ -40,6 +40,8 @@ struct AttrSpec {
   unsigned where;
   Category category;
   unsigned maxIndex = ~0u;
+  /// The first Metal language version that has it (__METAL_VERSION__ spelling).
+  int minVersion = 100;
 };
 
 constexpr unsigned kIO = Param | Field; // stage inputs and outputs: arguments or struct members
@@ -57,7 +59,7 @@ constexpr AttrSpec kCatalog[] = {
     // expands inside [[...]] too.
     {"__local", ArgShape::Index, Param, Category::Binding, 30},
     {"stage_in", ArgShape::None, Param, Category::Binding},
-    {"id", ArgShape::Index, Field, Category::Other}, // argument-buffer member
+    {"id", ArgShape::Index, Field, Category::Other, ~0u, 200}, // argument-buffer member
     // Compute built-ins (kernel arguments).
     {"thread_position_in_grid", ArgShape::None, Param, Category::ComputeBuiltin},
     {"thread_position_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
@@ -70,31 +72,31 @@ constexpr AttrSpec kCatalog[] = {
     {"grid_origin", ArgShape::None, Param, Category::ComputeBuiltin},
     {"grid_size", ArgShape::None, Param, Category::ComputeBuiltin},
     {"thread_execution_width", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"threads_per_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"thread_index_in_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"simdgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"dispatch_simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"thread_index_in_quadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"quadgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"dispatch_quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin},
+    {"threads_per_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"thread_index_in_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"simdgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"dispatch_simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"thread_index_in_quadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"quadgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"dispatch_quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
     // Vertex inputs.
     {"vertex_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"instance_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"base_vertex", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"base_instance", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"base_vertex", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 110},
+    {"base_instance", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 110},
     {"attribute", ArgShape::Index, kIO, Category::Other, 30},
     // Tessellation (post-tessellation vertex function inputs).
-    {"patch_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"position_in_patch", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"patch_id", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 120},
+    {"position_in_patch", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 120},
     // Vertex outputs / fragment inputs.
     {"position", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"point_size", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"clip_distance", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"render_target_array_index", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"viewport_array_index", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"invariant", ArgShape::None, kIO, Category::Other},
+    {"viewport_array_index", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 200},
+    {"invariant", ArgShape::None, kIO, Category::Other, ~0u, 210},
     {"user", ArgShape::Name, kIO, Category::Other},
     {"flat", ArgShape::None, kIO, Category::Other},
     {"center_perspective", ArgShape::None, kIO, Category::Other},
@@ -108,23 +110,23 @@ constexpr AttrSpec kCatalog[] = {
     {"point_coord", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"sample_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
     {"sample_mask", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"primitive_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"barycentric_coord", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"amplification_id", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"amplification_count", ArgShape::None, kIO, Category::GraphicsBuiltin},
+    {"primitive_id", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 220},
+    {"barycentric_coord", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 220},
+    {"amplification_id", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 230},
+    {"amplification_count", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 230},
     {"color", ArgShape::Index, kIO, Category::Other, 7},
     {"index", ArgShape::Index, kIO, Category::Other, 1}, // dual-source blending
-    {"raster_order_group", ArgShape::Index, kIO, Category::Other},
+    {"raster_order_group", ArgShape::Index, kIO, Category::Other, ~0u, 200},
     {"depth", ArgShape::Name, kIO, Category::GraphicsBuiltin},
-    {"stencil", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"primitive_culled", ArgShape::None, kIO, Category::GraphicsBuiltin},
-    {"post_depth_coverage", ArgShape::None, Function | Param, Category::Other},
-    {"payload", ArgShape::None, Param, Category::Binding},
+    {"stencil", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 210},
+    {"primitive_culled", ArgShape::None, kIO, Category::GraphicsBuiltin, ~0u, 300},
+    {"post_depth_coverage", ArgShape::None, Function | Param, Category::Other, ~0u, 200},
+    {"payload", ArgShape::None, Param, Category::Binding, ~0u, 300},
     // Function constants and function attributes.
-    {"function_constant", ArgShape::IndexOrName, Var | Param | Field, Category::Other, 65535},
+    {"function_constant", ArgShape::IndexOrName, Var | Param | Field, Category::Other, 65535, 120},
     {"max_total_threads_per_threadgroup", ArgShape::Index, Function, Category::Other},
     {"early_fragment_tests", ArgShape::None, Function, Category::Other},
-    {"patch", ArgShape::Patch, Function, Category::Other},
+    {"patch", ArgShape::Patch, Function, Category::Other, ~0u, 120},
     {"host_name", ArgShape::String, Function, Category::Other},
 };
 
@@ -148,7 +150,20 @@ constexpr auto kSpellings = makeSpellings();
 std::string displayName(llvm::StringRef n) { return n == "__local" ? "threadgroup" : n.str(); }
 
 // ---- function constants ------------------------------------------------------
-thread_local const std::map<std::string, std::string> *tFunctionConstants = nullptr;
+struct CompileContext {
+  const std::map<std::string, std::string> *functionConstants = nullptr;
+  int metalVersion = 200;
+  bool ios = false;
+};
+thread_local CompileContext tContext;
+
+// "2.0 (-std=macos-metal2.0 or later)", with the platform being compiled for;
+// Metal 3 dropped the platform from the -std= spelling.
+std::string versionText(int version) {
+  std::string v = std::to_string(version / 100) + "." + std::to_string(version / 10 % 10);
+  std::string std = version >= 300 ? "metal" + v : (tContext.ios ? "ios-metal" : "macos-metal") + v;
+  return v + " (-std=" + std + " or later)";
+}
 
 void error(Sema &S, SourceLocation loc, const std::string &message) {
   S.Diag(loc, S.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << message;
@@ -216,12 +231,12 @@ bool applyFunctionConstant(Sema &S, VarDecl *var, unsigned index, SourceLocation
     return false;
   }
   std::optional<std::string> text;
-  if (tFunctionConstants) {
-    auto byIndex = tFunctionConstants->find(std::to_string(index));
-    auto byName = tFunctionConstants->find(name);
-    if (byIndex != tFunctionConstants->end())
+  if (const auto *values = tContext.functionConstants) {
+    auto byIndex = values->find(std::to_string(index));
+    auto byName = values->find(name);
+    if (byIndex != values->end())
       text = byIndex->second;
-    else if (byName != tFunctionConstants->end())
+    else if (byName != values->end())
       text = byName->second;
   }
   Expr *init = literalOf(S, var->getType(), text.value_or("0"), loc, what);
@@ -352,6 +367,16 @@ struct MslAttrInfo : public ParsedAttrInfo {
     if (!spec)
       return AttributeNotApplied;
     std::string n = displayName(spec->name);
+    if (tContext.metalVersion < spec->minVersion) {
+      error(S, A.getLoc(), "attribute '" + n + "' needs Metal " + versionText(spec->minVersion));
+      // Keep a function constant's declaration valid (it needs an initializer).
+      if (auto *var = dyn_cast<VarDecl>(D); var && !isa<ParmVarDecl>(D) && !var->getInit())
+        if (Expr *zero = literalOf(S, var->getType(), "0", A.getLoc(), n))
+          var->setInit(zero);
+      D->addAttr(AnnotateAttr::CreateImplicit(S.Context, kAnnotationPrefix + n + ":?", nullptr, 0,
+                                              A.getRange()));
+      return AttributeNotApplied;
+    }
     auto argument = argumentOf(S, *spec, A, D);
     if (!argument) {
       // Reported; mark it so that checks of the declaration do not also say
@@ -381,10 +406,11 @@ ParsedAttrInfoRegistry::Add<MslAttrInfo> gRegistration("msl-attributes",
 
 } // namespace
 
-FunctionConstantScope::FunctionConstantScope(const std::map<std::string, std::string> &values) {
-  tFunctionConstants = &values;
+AttributeScope::AttributeScope(const std::map<std::string, std::string> &functionConstants,
+                               int metalVersion, bool ios) {
+  tContext = {&functionConstants, metalVersion, ios};
 }
-FunctionConstantScope::~FunctionConstantScope() { tFunctionConstants = nullptr; }
+AttributeScope::~AttributeScope() { tContext = {}; }
 
 void ensureAttributesRegistered() { (void)&gRegistration; }
 

@@ -44,15 +44,18 @@ bool isComputeBuiltin(const std::string &name);
 /// True for the vertex and fragment built-ins ([[vertex_id]], [[position]], ...).
 bool isGraphicsBuiltin(const std::string &name);
 
-/// Values of function constants for the compile running on this thread, by
-/// index ("3") or name ("use_bias"), as literals ("true", "2", "1.5").
-/// Installed for the duration of one compile.
-class FunctionConstantScope {
+/// What the attribute handlers need to know about the compile running on
+/// this thread, installed for its duration: the function constant values by
+/// index ("3") or name ("use_bias") as literals ("true", "2", "1.5"), and the
+/// language version (__METAL_VERSION__ spelling, 200 for 2.0) and platform
+/// that gate attributes.
+class AttributeScope {
 public:
-  explicit FunctionConstantScope(const std::map<std::string, std::string> &values);
-  ~FunctionConstantScope();
-  FunctionConstantScope(const FunctionConstantScope &) = delete;
-  FunctionConstantScope &operator=(const FunctionConstantScope &) = delete;
+  AttributeScope(const std::map<std::string, std::string> &functionConstants, int metalVersion,
+                 bool ios);
+  ~AttributeScope();
+  AttributeScope(const AttributeScope &) = delete;
+  AttributeScope &operator=(const AttributeScope &) = delete;
 };
 
 /// Forces the registration object's translation unit to be linked.

@@ -21,6 +21,9 @@
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -492,7 +495,8 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
       "-fno-discard-value-names",
       // half arithmetic on every target, and no double from unsuffixed
       // literals (see stdlib/FLAGS.txt).
-      "-Xclang", "-cl-ext=+cl_khr_fp16", "-cl-single-precision-constant",
+      "-Xclang", "-cl-ext=+cl_khr_fp16,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics",
+      "-cl-single-precision-constant",
       "-isystem", std::string(kStdlibRoot)};
   if (withStdlibPch)
     args.insert(args.end(), {"-include-pch", kStdlibPchPath});
@@ -533,6 +537,52 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
 // when it begins with `#include <metal_stdlib>` (after comments, blank lines
 // and #pragma lines), so the PCH is exactly the prefix the source would have
 // parsed anyway: what a program sees never depends on the cache.
+
+/// The globals that static constructors (llvm.global_ctors) still write after
+/// optimization, as "'a', 'b'" (demangled); empty if there are none.
+std::string dynamicallyInitializedGlobals(llvm::Module &m) {
+  auto *ctors = m.getGlobalVariable("llvm.global_ctors");
+  if (!ctors || !ctors->hasInitializer())
+    return {};
+  // GlobalOpt folds the constructors it can evaluate and leaves an empty list.
+  auto *list = llvm::dyn_cast<llvm::ConstantArray>(ctors->getInitializer());
+  if (!list || list->getNumOperands() == 0)
+    return {};
+  std::set<std::string> names;
+  for (unsigned i = 0; i < list->getNumOperands(); ++i) {
+    auto *entry = llvm::dyn_cast<llvm::ConstantStruct>(list->getOperand(i));
+    auto *fn = entry ? llvm::dyn_cast<llvm::Function>(entry->getOperand(1)->stripPointerCasts()) : nullptr;
+    if (!fn)
+      continue;
+    // The constructor and what it calls (Clang's per-variable initializers).
+    std::vector<const llvm::Function *> work{fn};
+    std::set<const llvm::Function *> seen{fn};
+    while (!work.empty()) {
+      const llvm::Function *f = work.back();
+      work.pop_back();
+      for (const auto &inst : llvm::instructions(*f)) {
+        if (const auto *store = llvm::dyn_cast<llvm::StoreInst>(&inst))
+          if (const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(
+                  llvm::getUnderlyingObject(store->getPointerOperand())))
+            names.insert("'" + llvm::demangle(g->getName().str()) + "'");
+        if (const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
+          const llvm::Function *callee = call->getCalledFunction();
+          // Clang marks each initialized constant with llvm.invariant.start;
+          // on NVPTX the store itself may be gone (constant memory).
+          if (callee && callee->getIntrinsicID() == llvm::Intrinsic::invariant_start)
+            if (const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(
+                    llvm::getUnderlyingObject(call->getArgOperand(1))))
+              names.insert("'" + llvm::demangle(g->getName().str()) + "'");
+          if (callee && !callee->isDeclaration() && seen.insert(callee).second)
+            work.push_back(callee);
+        }
+      }
+    }
+  }
+  if (names.empty()) // written through calls the scan does not follow
+    names.insert("(whose initializers call functions)");
+  return llvm::join(names, ", ");
+}
 
 // ---- constructors through vector typedefs --------------------------------------
 // `float4(a, b, c, d)` works because each vector name is also a function-like
@@ -882,7 +932,8 @@ CompileResult compile(const CompileJob &job) {
   ci.createFileManager(fs);
   llvm::LLVMContext context;
   std::vector<ShaderFunction> functions;
-  FunctionConstantScope constants(job.functionConstants);
+  AttributeScope attributeScope(job.functionConstants, opts->std.metalVersionMacro(),
+                                opts->std.platform == Platform::IOS);
   MslAction action(&context, functions);
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> module = action.takeModule();
@@ -906,6 +957,17 @@ CompileResult compile(const CompileJob &job) {
     return internalError(tmError);
   module->setDataLayout(tm->createDataLayout());
   optimize(*module, *tm);
+  if (job.target.arch == Arch::NVPTX64)
+    if (std::string vars = dynamicallyInitializedGlobals(*module); !vars.empty()) {
+      Diagnostic d;
+      d.file = job.mainPath;
+      d.severity = Severity::Error;
+      d.message = "program-scope variable(s) " + vars +
+                  " need an initializer that runs code, which the nvptx64 target cannot run "
+                  "(GPU code has no static constructors): give them constant initializers";
+      result.diagnostics.push_back(std::move(d));
+      return finish();
+    }
 
   for (OutputKind o : outputs) {
     std::string &out = result.artifacts[o];

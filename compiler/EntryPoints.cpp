@@ -212,6 +212,26 @@ Value *handleAsParam(IRBuilder<> &b, Value *handle, Type *paramType) {
   return copy;
 }
 
+// A kernel's [[stage_in]] argument: the entry gets a pointer to one input
+// struct per thread of the grid (the host has fetched them), and this
+// thread's is the one at its linear position in the grid.
+Value *stageInAsParam(IRBuilder<> &b, const Geometry &g, Value *base, Function *body, unsigned arg) {
+  const DataLayout &dl = body->getParent()->getDataLayout();
+  Type *paramType = body->getArg(arg)->getType();
+  Type *structType = body->getParamByValType(arg) ? body->getParamByValType(arg) : paramType;
+  auto pos = builtinValue(b, g, "thread_position_in_grid", 1);
+  auto size = builtinValue(b, g, "threads_per_grid", 1);
+  Value *linear = b.CreateAdd((*pos)[0], b.CreateMul((*size)[0], b.CreateAdd((*pos)[1],
+                                                          b.CreateMul((*size)[1], (*pos)[2]))));
+  Value *element = b.CreateGEP(structType, base, b.CreateZExt(linear, b.getInt64Ty()));
+  if (!paramType->isPointerTy())
+    return b.CreateLoad(paramType, element);
+  AllocaInst *copy = b.CreateAlloca(structType);
+  b.CreateMemCpy(copy, copy->getAlign(), element, dl.getABITypeAlign(structType),
+                 dl.getTypeAllocSize(structType));
+  return copy;
+}
+
 // An array of `count` handles at `source` as the body's parameter type: a
 // pointer to a byval copy, or the aggregate (or coerced integer) itself.
 Value *handlesAsParam(IRBuilder<> &b, Value *source, unsigned count, Type *paramType) {
@@ -278,7 +298,8 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
                                                  : Type::getInt64Ty(ctx));
           break;
         case ArgKind::StageIn:
-          return "kernel '" + k.name + "': [[stage_in]] kernel arguments are not supported yet";
+          params.push_back(PointerType::get(ctx, 0));
+          break;
         case ArgKind::Builtin:
           break;
         }
@@ -313,20 +334,23 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       } else {
         bool resource = a.kind == ArgKind::Texture || a.kind == ArgKind::Sampler;
         bool handleArray = resource && a.arrayLength;
+        bool stageIn = a.kind == ArgKind::StageIn;
         Value *p;
         if (nvptx) {
           p = entry->getArg(nextParam++);
         } else {
           Value *slot = b.CreateConstInBoundsGEP1_32(PointerType::get(ctx, 0), entry->getArg(0),
                                                      nextSlot++);
-          Type *slotType = handleArray ? PointerType::get(ctx, 0)
-                           : resource  ? b.getInt64Ty()
-                                       : paramType;
+          Type *slotType = handleArray || stageIn ? PointerType::get(ctx, 0)
+                           : resource             ? b.getInt64Ty()
+                                                  : paramType;
           p = b.CreateLoad(slotType, slot);
         }
         if (a.kind == ArgKind::Threadgroup && nvptx)
           p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);
-        if (handleArray)
+        if (stageIn)
+          p = stageInAsParam(b, g, p, body, i);
+        else if (handleArray)
           p = handlesAsParam(b, p, a.arrayLength, paramType);
         else if (resource)
           p = handleAsParam(b, p, paramType);

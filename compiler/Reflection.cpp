@@ -51,8 +51,10 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     jf["symbol"] = f.symbol;
     jf["arguments"] = nlohmann::json::array();
     // A kernel's entry point parameters: NVPTX takes buffers as pointers,
-    // textures and samplers as 64-bit handles and threadgroup arguments as
-    // byte offsets into dynamic shared memory; the CPU entry takes
+    // textures and samplers as 64-bit handles (arrays of them: a pointer to
+    // the handles), [[stage_in]] as a pointer to one input struct per thread
+    // of the grid (linear order) and threadgroup arguments as byte offsets
+    // into dynamic shared memory; the CPU entry takes
     // (void **args, const uint32_t launch[12]) with args in this same order.
     nlohmann::json params = nlohmann::json::array();
     for (const auto &a : f.args) {
@@ -65,6 +67,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
         ja["builtin"] = a.builtin;
       } else if (a.kind == ArgKind::StageIn) {
         ja["members"] = variablesJson(a.members);
+        // A kernel's inputs: one struct per thread of the grid, in order.
+        params.push_back("stage_in_array:" + a.name);
       } else {
         ja["access"] = a.access;
         ja["index"] = a.index ? nlohmann::json(*a.index) : nlohmann::json(nullptr);

@@ -2,6 +2,8 @@
 //
 //   msl-corpus DIR [--jobs N] [--filter SUBSTR] [--failures-limit K]
 //              [--stdlib-dir compiler/stdlib  (headers from disk, no rebuild)]
+//              [--target nvptx64  (PTX instead of x86_64 reflection)]
+//              [--ptx-dir DIR     (nvptx64, and write each file's PTX there)]
 //              [--json OUT] [--min-passed N]
 //
 // Reads DIR/manifest.csv, compiles every `source` row in-process with its
@@ -267,12 +269,14 @@ void printTable(const std::string &title, const std::vector<std::pair<std::strin
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir, filter, jsonOut;
+  std::string dir, filter, jsonOut, ptxDir;
+  bool nvptx = false, verbose = false;
   int jobs = 1, failuresLimit = 40;
   long minPassed = -1;
   auto usage = [] {
     std::fprintf(stderr, "usage: msl-corpus DIR [--jobs N] [--filter SUBSTR] [--failures-limit K] "
-                         "[--json OUT] [--min-passed N] [--stdlib-dir DIR]\n");
+                         "[--json OUT] [--min-passed N] [--stdlib-dir DIR] [--target nvptx64] [--ptx-dir DIR] "
+                         "[--verbose]\n");
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
@@ -299,6 +303,16 @@ int main(int argc, char **argv) {
       } else if (a == "--json") {
         if (!value(jsonOut))
           return usage();
+      } else if (a == "--verbose") {
+        verbose = true; // each file's name before it compiles (finds a crashing file)
+      } else if (a == "--target") {
+        if (!value(v) || (v != "nvptx64" && v != "x86_64"))
+          return usage();
+        nvptx = v == "nvptx64";
+      } else if (a == "--ptx-dir") {
+        if (!value(ptxDir))
+          return usage();
+        nvptx = true;
       } else if (a == "--stdlib-dir") {
         std::string error;
         if (!value(v))
@@ -460,6 +474,8 @@ int main(int argc, char **argv) {
         o.firstErrorMsg = "cannot read " + row.local;
         o.firstError = o.firstErrorMsg;
       } else {
+        if (verbose)
+          std::fprintf(stderr, "compiling %s\n", row.local.c_str());
         CompileJob job;
         job.mainPath = row.local;
         job.mainSource = src->second;
@@ -472,12 +488,17 @@ int main(int argc, char **argv) {
             if (p != row.local)
               job.files.emplace(p, c);
         job.options = row.options;
-        job.target.arch = Arch::X86_64;
-        job.outputs = {OutputKind::Reflection};
+        job.target.arch = nvptx ? Arch::NVPTX64 : Arch::X86_64;
+        job.outputs = {nvptx ? OutputKind::PTX : OutputKind::Reflection};
         if (row.privateSet)
           o.expectReject = usesPrivateBuiltins(job, row.fileTrees);
         CompileResult r = compile(job);
         o.compiled = r.success;
+        if (r.success && !ptxDir.empty()) {
+          std::string name = row.local;
+          std::replace(name.begin(), name.end(), '/', '_');
+          std::ofstream(ptxDir + "/" + name + ".ptx") << r.artifacts[OutputKind::PTX];
+        }
         if (const Diagnostic *d = firstError(r)) {
           o.firstErrorMsg = d->message;
           o.firstError = d->file + ":" + std::to_string(d->line) + ":" + std::to_string(d->column) +

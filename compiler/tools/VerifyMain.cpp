@@ -9,7 +9,8 @@
 //   // msl-target: nvptx64                          default x86_64
 //   // msl-constant: use_bias=true                  a function constant value
 //   expected-error {{text}}       an error on this line whose message has text
-//   expected-error@+1 {{text}}    ... on the next line (@-N, @+N relative);
+//   expected-error@+1 {{text}}    ... on the next line (@-N, @+N relative,
+//                                 @N absolute, @0 for errors without a line);
 //                                 an error in a stdlib header counts on the
 //                                 line of the main file its notes point to
 //   expected-warning {{text}}     likewise for warnings
@@ -77,7 +78,7 @@ std::vector<std::string> verify(const std::string &path) {
 
   std::vector<Expectation> expected;
   std::vector<Check> checks;
-  static const std::regex kExpect(R"(expected-(error|warning)(@([+-]\d+))?\s*\{\{(.*?)\}\})");
+  static const std::regex kExpect(R"(expected-(error|warning)(@([+-]?)(\d+))?\s*\{\{(.*?)\}\})");
   static const std::regex kCheck(R"(//\s*CHECK-(IR-NOT|IR|PTX|REFLECTION):(.*)$)");
   static const std::regex kOptions(R"(//\s*msl-options:(.*)$)");
   static const std::regex kTarget(R"(//\s*msl-target:\s*(\S+))");
@@ -91,8 +92,13 @@ std::vector<std::string> verify(const std::string &path) {
          it != std::sregex_iterator(); ++it) {
       Expectation e;
       e.error = (*it)[1] == "error";
-      e.line = lineNo + ((*it)[3].matched ? std::stoi((*it)[3].str()) : 0);
-      e.text = (*it)[4];
+      if (!(*it)[2].matched)
+        e.line = lineNo;
+      else if ((*it)[3].length() == 0) // @N: line N (0: no line, e.g. whole-module errors)
+        e.line = unsigned(std::stoul((*it)[4].str()));
+      else
+        e.line = lineNo + ((*it)[3] == "-" ? -1 : 1) * std::stoi((*it)[4].str());
+      e.text = (*it)[5];
       expected.push_back(e);
     }
     if (std::regex_search(line, m, kCheck))

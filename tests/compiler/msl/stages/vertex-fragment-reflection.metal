@@ -1,6 +1,7 @@
 // Vertex and fragment functions compile and reflect their inputs ([[stage_in]]
 // members with [[attribute(n)]] / [[user(name)]]), built-ins, bindings and
 // outputs ([[position]], [[color(n)]], a plain return).
+// msl-options: -std=macos-metal2.1
 #include <metal_stdlib>
 using namespace metal;
 
