@@ -6,6 +6,7 @@
 #include "llvm/IR/Module.h"
 
 #include <array>
+#include <set>
 
 using namespace llvm;
 
@@ -368,6 +369,20 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
   }
   lowerBarrierHooks(m, arch);
   stripAnnotations(m);
+  // On the GPU only the stage functions are the program's interface (PTX
+  // has no linking step here), so every other function becomes internal:
+  // the optimizer inlines or drops them, and NVPTX never sees a device
+  // function taking a vector by value (LLVM 19 emits invalid PTX, "add"
+  // on a .param symbol, when one is indexed dynamically). The CPU module
+  // keeps them, for a JIT that links.
+  if (nvptx) {
+    std::set<std::string> interface;
+    for (const auto &f : functions)
+      interface.insert(f.symbol);
+    for (Function &f : m.functions())
+      if (!f.isDeclaration() && !interface.count(f.getName().str()) && !f.hasLocalLinkage())
+        f.setLinkage(GlobalValue::InternalLinkage);
+  }
   return {};
 }
 

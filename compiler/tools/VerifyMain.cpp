@@ -17,6 +17,7 @@
 //   // CHECK-IR: text             the optimised LLVM IR contains text
 //   // CHECK-IR-NOT: text         ... does not contain text
 //   // CHECK-PTX: text            the PTX contains text (nvptx64 only)
+//   // CHECK-PTX-NOT: text        ... does not contain text
 //   // CHECK-REFLECTION: text     the reflection JSON contains text
 //                                 (CHECK lines need a file that compiles)
 //
@@ -79,7 +80,7 @@ std::vector<std::string> verify(const std::string &path) {
   std::vector<Expectation> expected;
   std::vector<Check> checks;
   static const std::regex kExpect(R"(expected-(error|warning)(@([+-]?)(\d+))?\s*\{\{(.*?)\}\})");
-  static const std::regex kCheck(R"(//\s*CHECK-(IR-NOT|IR|PTX|REFLECTION):(.*)$)");
+  static const std::regex kCheck(R"(//\s*CHECK-(IR-NOT|IR|PTX-NOT|PTX|REFLECTION):(.*)$)");
   static const std::regex kOptions(R"(//\s*msl-options:(.*)$)");
   static const std::regex kTarget(R"(//\s*msl-target:\s*(\S+))");
   static const std::regex kConstant(R"(//\s*msl-constant:\s*([^=\s]+)=(\S+))");
@@ -158,11 +159,12 @@ std::vector<std::string> verify(const std::string &path) {
     return it == result.artifacts.end() ? std::string() : it->second;
   };
   for (const auto &c : checks) {
-    std::string text = c.kind == "PTX"          ? artifact(mc::OutputKind::PTX)
+    bool negative = c.kind == "IR-NOT" || c.kind == "PTX-NOT";
+    std::string text = c.kind == "PTX" || c.kind == "PTX-NOT" ? artifact(mc::OutputKind::PTX)
                        : c.kind == "REFLECTION" ? artifact(mc::OutputKind::Reflection)
                                                 : artifact(mc::OutputKind::LLVMIR);
     bool found = text.find(c.text) != std::string::npos;
-    if (c.kind == "IR-NOT" ? found : !found)
+    if (negative ? found : !found)
       failures.push_back("CHECK-" + c.kind + ": " + c.text + (found ? " found" : " not found"));
   }
   return failures;
