@@ -529,6 +529,21 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
   return args;
 }
 
+/// The cc1 invocation the driver makes of `args`, over the in-memory `fs`.
+std::shared_ptr<clang::CompilerInvocation>
+invocationOf(const std::vector<std::string> &args,
+             llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags,
+             llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+  std::vector<const char *> argv;
+  for (const auto &a : args)
+    argv.push_back(a.c_str());
+  clang::CreateInvocationOptions cio;
+  cio.Diags = std::move(diags);
+  cio.VFS = std::move(fs);
+  cio.ProbePrecompiled = false;
+  return clang::createInvocation(argv, cio);
+}
+
 // ---- the precompiled stdlib --------------------------------------------------
 // Parsing <metal_stdlib> costs far more than a small kernel, so each process
 // keeps a few precompiled copies (prelude + stage macros + metal_stdlib), one
@@ -695,14 +710,7 @@ private:
     clang::IgnoringDiagConsumer ignore;
     auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
     auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &ignore, false);
-    std::vector<const char *> argv;
-    for (const auto &a : args)
-      argv.push_back(a.c_str());
-    clang::CreateInvocationOptions cio;
-    cio.Diags = diags;
-    cio.VFS = fs;
-    cio.ProbePrecompiled = false;
-    auto invocation = clang::createInvocation(argv, cio);
+    auto invocation = invocationOf(args, diags, fs);
     if (!invocation)
       return nullptr;
     clang::CompilerInstance ci;
@@ -910,14 +918,7 @@ CompileResult compile(const CompileJob &job) {
     // Before the main file, after the prelude (or the PCH that holds it).
     args.insert(args.end() - 1, {"-include", kVectorTypedefsPath});
   }
-  std::vector<const char *> argv;
-  for (const auto &a : args)
-    argv.push_back(a.c_str());
-  clang::CreateInvocationOptions cio;
-  cio.Diags = diags;
-  cio.VFS = fs;
-  cio.ProbePrecompiled = false;
-  std::shared_ptr<clang::CompilerInvocation> invocation = clang::createInvocation(argv, cio);
+  std::shared_ptr<clang::CompilerInvocation> invocation = invocationOf(args, diags, fs);
   if (!invocation) {
     if (result.diagnostics.empty())
       result.diagnostics.push_back(commandLineError("could not set up the compiler invocation"));

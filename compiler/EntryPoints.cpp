@@ -365,6 +365,15 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       NamedMDNode *md = m.getOrInsertNamedMetadata("nvvm.annotations");
       md->addOperand(MDNode::get(ctx, {ValueAsMetadata::get(entry), MDString::get(ctx, "kernel"),
                                        ConstantAsMetadata::get(b.getInt32(1))}));
+      // [[max_total_threads_per_threadgroup(n)]] lets ptxas budget registers
+      // for n threads (.maxntid n, 1, 1).
+      for (const auto &attr : k.attributes) {
+        llvm::StringRef value(attr);
+        unsigned n;
+        if (value.consume_front("max_total_threads_per_threadgroup:") && !value.getAsInteger(10, n))
+          md->addOperand(MDNode::get(ctx, {ValueAsMetadata::get(entry), MDString::get(ctx, "maxntidx"),
+                                           ConstantAsMetadata::get(b.getInt32(n))}));
+      }
     }
   }
   lowerBarrierHooks(m, arch);
