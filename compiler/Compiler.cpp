@@ -155,6 +155,10 @@ private:
         visit(inner);
       return;
     }
+    if (auto *var = llvm::dyn_cast<clang::VarDecl>(d)) {
+      checkProgramScopeVariable(var);
+      return;
+    }
     auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
     if (!fd || !fd->doesThisDeclarationHaveABody())
       return;
@@ -162,6 +166,21 @@ private:
       collect(fd, Stage::Kernel);
     else if (auto stage = findMslAttribute(fd, "stage"))
       collect(fd, stage->argument == "vertex" ? Stage::Vertex : Stage::Fragment);
+  }
+
+  // MSL 2.0 4.2: a program-scope variable lives in the constant address
+  // space (OpenCL 2.0 would also allow device ones). `constexpr` ones
+  // (`constexpr sampler s(...)`) are compile-time values, which Metal allows.
+  // The stdlib's own declarations are not checked.
+  void checkProgramScopeVariable(clang::VarDecl *var) {
+    if (!var->hasGlobalStorage() || var->isStaticLocal() || var->isConstexpr() ||
+        ci_.getSourceManager().isInSystemHeader(var->getLocation()))
+      return;
+    clang::LangAS as = var->getType().getAddressSpace();
+    if (as == clang::LangAS::opencl_global || as == clang::LangAS::opencl_local)
+      error(var->getLocation(), "program-scope variable '" + var->getNameAsString() +
+                                    "' must be in the constant address space, not " +
+                                    addressSpaceName(as));
   }
 
   void error(clang::SourceLocation loc, llvm::StringRef message) {
