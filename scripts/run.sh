@@ -80,6 +80,10 @@ echo "== PTX kernels (.entry lines)"
 grep -H '\.entry' out/*.ptx | sed 's/^/  /'
 
 echo
+echo "== vertex and fragment functions (reflection of examples/textured_quad.metal)"
+"$MSLC" -c examples/textured_quad.metal -o - --emit reflection | grep -E '"(stage|name)": "(vertex|fragment|quad_)' | sed 's/^ */  /'
+
+echo
 echo "== reflection of saxpy (--emit reflection)"
 "$MSLC" -c examples/saxpy.metal -o out/saxpy.reflection.json --emit reflection
 cat out/saxpy.reflection.json

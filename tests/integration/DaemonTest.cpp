@@ -93,6 +93,26 @@ TEST_F(MsldTest, SaxpyReflectionNamesBindingsAndBuiltins) {
   EXPECT_EQ(builtins, 1);
 }
 
+TEST_F(MsldTest, VertexAndFragmentFunctionsAreReflected) {
+  Daemon &d = startDaemon();
+  CompileResponse resp;
+  ASSERT_TRUE(compile(d, compileRequest(readSourceFile("examples/textured_quad.metal")), resp).ok());
+  ASSERT_TRUE(resp.success()) << diagnosticsText(resp);
+  auto functions = nlohmann::json::parse(artifact(resp, msl::v1::REFLECTION))["functions"];
+  ASSERT_EQ(functions.size(), 2u) << functions;
+  const auto &vs = functions[0], &fs = functions[1];
+  EXPECT_EQ(vs["stage"], "vertex");
+  EXPECT_EQ(vs["arguments"][0]["kind"], "stage_in");
+  EXPECT_EQ(vs["arguments"][0]["members"][1]["attributes"][0], "attribute:1");
+  EXPECT_EQ(vs["outputs"][0]["attributes"][0], "position");
+  EXPECT_EQ(vs["outputs"][1]["attributes"][0], "user:uv");
+  EXPECT_EQ(fs["stage"], "fragment");
+  EXPECT_EQ(fs["arguments"][1]["kind"], "texture");
+  EXPECT_EQ(fs["arguments"][1]["index"], 0);
+  EXPECT_EQ(fs["arguments"][2]["kind"], "sampler");
+  EXPECT_EQ(fs["outputs"][0]["attributes"][0], "color:0");
+}
+
 TEST_F(MsldTest, BrokenSourceReportsLineAndColumn) {
   Daemon &d = startDaemon();
   CompileResponse resp;
