@@ -182,6 +182,7 @@ template <class A> constexpr auto unpack(A a) {
 //   V()            zero
 //   V(scalar)      splat (value-converted)
 //   V(vectorN)     element-wise value conversion (not OpenCL's bitcast)
+//   V(vectorM>N)   the first N components, converted (float3(float4))
 //   V(a, b, ...)   concatenation of scalars and vectors, N components total
 template <class V, class... A> constexpr V make(A... a) {
   using E = typename vec<V>::elem;
@@ -194,6 +195,10 @@ template <class V, class... A> constexpr V make(A... a) {
     return (V)cvt<E>(a...);
   } else if constexpr (sizeof...(A) == 1 && ((vec<A>::n == N) && ...)) {
     return to_elems<E>(first(a...));
+  } else if constexpr (sizeof...(A) == 1 && ((vec<A>::n > N) && ...)) {
+    auto w = widen4<E>(first(a...));
+    if constexpr (N == 2) return __builtin_shufflevector(w, w, 0, 1);
+    else return __builtin_shufflevector(w, w, 0, 1, 2);
   } else {
     static_assert((vec<A>::n + ...) == N,
                   "Metal vector constructor: the arguments must supply exactly "

@@ -303,9 +303,13 @@ TEST_F(MsldTest, CompilePastItsTimeLimitIsStopped) {
   auto s = compile(d, compileRequest(macroBomb(21)), resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_EQ(d.metric("msld_worker_timeouts_total"), 1);
+  // The daemon serves on. (A kernel without the stdlib: a fresh worker's
+  // first stdlib compile builds its precompiled header, which can pass
+  // 300 ms on a loaded machine.)
   CompileResponse ok;
-  ASSERT_TRUE(compile(d, compileRequest(readSourceFile("examples/saxpy.metal")), ok).ok());
-  EXPECT_TRUE(ok.success());
+  auto serves = compile(d, compileRequest("kernel void k(device int *o [[buffer(0)]]) { o[0] = 1; }\n"), ok);
+  ASSERT_TRUE(serves.ok()) << serves.error_message();
+  EXPECT_TRUE(ok.success()) << diagnosticsText(ok);
 }
 
 TEST_F(MsldTest, CompilePastItsMemoryLimitFailsAlone) {
