@@ -1,6 +1,7 @@
 #include "msl/compiler/Compiler.h"
 
 #include "Attributes.h"
+#include "ConstantCopies.h"
 #include "EntryPoints.h"
 #include "Reflection.h"
 #include "msl/compiler/Options.h"
@@ -468,6 +469,7 @@ protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
     consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
@@ -678,10 +680,15 @@ public:
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef) override {
-    return std::make_unique<clang::PCHGenerator>(
+    // The stdlib's classes get the same constant-memory copies as when the
+    // headers are parsed with the source.
+    std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(createConstantCopiesConsumer());
+    consumers.push_back(std::make_unique<clang::PCHGenerator>(
         ci.getPreprocessor(), ci.getModuleCache(), kStdlibPchPath, /*isysroot=*/"", buffer_,
         llvm::ArrayRef<std::shared_ptr<clang::ModuleFileExtension>>(),
-        /*AllowASTWithErrors=*/false, /*IncludeTimestamps=*/false);
+        /*AllowASTWithErrors=*/false, /*IncludeTimestamps=*/false));
+    return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
   clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
   bool hasASTFileSupport() const override { return false; }

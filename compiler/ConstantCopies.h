@@ -1,0 +1,27 @@
+//===- ConstantCopies.h - Copying structs out of constant memory ----------===//
+//
+// Metal copies a struct out of `constant` memory like any other value
+// (`S s = uniforms.s;`). In C++ for OpenCL the implicit copy constructor and
+// copy assignment take a `__generic` reference, and a `__constant` object
+// does not bind to one, so Clang rejects the copy. This consumer gives every
+// class whose copy constructor (or copy assignment) is defaulted and trivial
+// an implicit twin taking `const __constant T&`, defined by Sema like the
+// original (a memcpy). Classes with user-written copy operations keep
+// Clang's rules.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+
+namespace clang {
+class ASTConsumer;
+}
+
+namespace msl::compiler {
+
+/// A consumer to run before code generation (and while precompiling the
+/// stdlib, so both paths see the same classes).
+std::unique_ptr<clang::ASTConsumer> createConstantCopiesConsumer();
+
+} // namespace msl::compiler
