@@ -2,6 +2,7 @@
 
 #include "Attributes.h"
 #include "ConstantCopies.h"
+#include "SourceRepair.h"
 #include "EntryPoints.h"
 #include "Reflection.h"
 #include "msl/compiler/Options.h"
@@ -91,11 +92,16 @@ Severity severityOf(clang::DiagnosticsEngine::Level level) {
 /// before them.
 class DiagnosticCollector : public clang::DiagnosticConsumer {
 public:
-  explicit DiagnosticCollector(std::vector<Diagnostic> &out) : out_(out) {}
+  /// `repairs`: where to record source repairs for errors (see
+  /// SourceRepair.h); null when this compile is itself the repaired one.
+  DiagnosticCollector(std::vector<Diagnostic> &out, std::vector<SourceEdit> *repairs)
+      : out_(out), repairs_(repairs) {}
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic &info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (repairs_ && level >= clang::DiagnosticsEngine::Error)
+      collectRepairs(info, *repairs_);
     Diagnostic d;
     d.severity = severityOf(level);
     llvm::SmallString<256> message;
@@ -117,6 +123,7 @@ public:
 
 private:
   std::vector<Diagnostic> &out_;
+  std::vector<SourceEdit> *repairs_;
 };
 
 std::string addressSpaceName(clang::LangAS as) {
@@ -863,7 +870,36 @@ const std::string &compilerIdentity() {
   return identity;
 }
 
+namespace {
+CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repairs);
+} // namespace
+
 CompileResult compile(const CompileJob &job) {
+  std::vector<SourceEdit> repairs;
+  CompileResult first = compileOnce(job, &repairs);
+  if (first.success || repairs.empty())
+    return first;
+  CompileJob repaired = job;
+  ColumnMap columns;
+  repaired.mainSource = applyEdits(job.mainSource, repairs, columns);
+  CompileResult second = compileOnce(repaired, nullptr);
+  if (!second.success) // not (only) repairable: the original diagnostics
+    return first;
+  auto remap = [&](Diagnostic &d) {
+    if (d.file == job.mainPath)
+      d.column = columns.original(d.line, d.column);
+  };
+  for (auto &d : second.diagnostics) {
+    remap(d);
+    for (auto &n : d.notes)
+      remap(n);
+  }
+  second.compileTimeMicros += first.compileTimeMicros;
+  return second;
+}
+
+namespace {
+CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repairs) {
   auto start = std::chrono::steady_clock::now();
   CompileResult result;
   auto finish = [&]() -> CompileResult {
@@ -926,7 +962,7 @@ CompileResult compile(const CompileJob &job) {
     return finish();
   }
 
-  DiagnosticCollector collector(result.diagnostics);
+  DiagnosticCollector collector(result.diagnostics, repairs);
   auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &collector, false);
 
@@ -1025,5 +1061,6 @@ CompileResult compile(const CompileJob &job) {
   result.success = true;
   return finish();
 }
+} // namespace
 
 } // namespace msl::compiler

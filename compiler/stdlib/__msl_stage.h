@@ -28,4 +28,33 @@
 // initializer and a companion constexpr flag `__msl_fc_defined_x`.
 #define is_function_constant_defined(name) __msl_fc_defined_##name
 
+// Helpers the frontend's source repair writes (compiler/SourceRepair.h) where
+// C++ for OpenCL rejects valid Metal:
+//   __msl_b(mask)          a vector comparison's mask as Metal's boolN (0/1)
+//   __msl_sc<V>(scalar)    a scalar converted to vector V's element type
+//   __msl_scast<T>(x)      static_cast with Metal's lane-wise vector conversion
+template <class T> struct __msl_lanes { using elem = T; static constexpr int n = 1; };
+template <class E, int N> struct __msl_lanes<E __attribute__((ext_vector_type(N)))> {
+  using elem = E;
+  static constexpr int n = N;
+};
+template <class T> constexpr auto __msl_b(T x) {
+  if constexpr (__msl_lanes<T>::n == 1)
+    return x;
+  else
+    return __builtin_convertvector(x != 0, char __attribute__((ext_vector_type(__msl_lanes<T>::n)))) &
+           (char __attribute__((ext_vector_type(__msl_lanes<T>::n))))1;
+}
+template <class V, class S> constexpr typename __msl_lanes<V>::elem __msl_sc(S s) {
+  return (typename __msl_lanes<V>::elem)s;
+}
+// (Only written where a vector value is the target, so by value: that also
+// drops the operand's address space.)
+template <class T, class U> constexpr T __msl_scast(U u) {
+  if constexpr (__msl_lanes<U>::n == __msl_lanes<T>::n)
+    return __builtin_convertvector(u, T);
+  else
+    return static_cast<T>(u);
+}
+
 #endif // __MSL_STAGE_H

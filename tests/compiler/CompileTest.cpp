@@ -917,5 +917,19 @@ TEST(StdlibPch, UserMacrosAndDiagnosticsStillWork) {
   EXPECT_EQ(e->line, 2u);
 }
 
+// A repaired source (SourceRepair.h) reports its diagnostics at the
+// original source's columns, although the repair inserted text before them.
+TEST(SourceRepair, DiagnosticsKeepOriginalColumns) {
+  const std::string line = "  half4 x = h[0] * 255.0; int y = 3.5; h[1] = x + half(y);";
+  auto r = compile(makeJob("#include <metal_stdlib>\nusing namespace metal;\n"
+                           "kernel void k(device half4 *h [[buffer(0)]]) {\n" + line + "\n}\n"));
+  ASSERT_TRUE(r.success) << dump(r);
+  auto warnings = warningsOf(r);
+  ASSERT_EQ(warnings.size(), 1u) << dump(r);
+  EXPECT_NE(warnings[0].message.find("changes value"), std::string::npos) << dump(r);
+  EXPECT_EQ(warnings[0].line, 4u);
+  EXPECT_EQ(warnings[0].column, unsigned(line.find("3.5") + 1)) << dump(r);
+}
+
 } // namespace
 } // namespace msl::compiler

@@ -1,0 +1,126 @@
+#include "SourceRepair.h"
+
+#include "clang/AST/Type.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticSema.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+#include <algorithm>
+
+using namespace clang;
+
+namespace msl::compiler {
+namespace {
+
+QualType typeArg(const Diagnostic &info, unsigned i) {
+  if (i >= info.getNumArgs() || info.getArgKind(i) != DiagnosticsEngine::ak_qualtype)
+    return QualType();
+  return QualType::getFromOpaquePtr(reinterpret_cast<void *>(info.getRawArg(i)));
+}
+
+bool isVector(QualType t) { return !t.isNull() && t->getAs<ExtVectorType>(); }
+
+// boolN: a vector of plain `char` (see the prelude).
+bool isBoolVector(QualType t) {
+  const auto *v = t.isNull() ? nullptr : t->getAs<ExtVectorType>();
+  return v && (v->getElementType()->isSpecificBuiltinType(BuiltinType::Char_S) ||
+               v->getElementType()->isSpecificBuiltinType(BuiltinType::Char_U));
+}
+
+// The main-file byte range of `range`: whole macro expansions in it (such
+// as `float4(...)`) are fine, a range that starts or ends inside a macro's
+// body, or lies in another file, is not.
+bool mainFileRange(const SourceManager &sm, CharSourceRange range, unsigned &begin, unsigned &end) {
+  CharSourceRange file = Lexer::makeFileCharRange(range, sm, LangOptions());
+  if (file.isInvalid() || !sm.isInMainFile(file.getBegin()) || !sm.isInMainFile(file.getEnd()))
+    return false;
+  begin = sm.getFileOffset(file.getBegin());
+  end = sm.getFileOffset(file.getEnd()); // a char range: one past the end
+  return end > begin;
+}
+
+} // namespace
+
+void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
+  if (!info.hasSourceManager())
+    return;
+  const SourceManager &sm = info.getSourceManager();
+  unsigned begin, end;
+  switch (info.getID()) {
+  case diag::err_init_conversion_failed:
+    // boolN initialized from a comparison mask: __msl_b(mask) is the boolN.
+    if (info.getNumRanges() >= 1 && isBoolVector(typeArg(info, 1)) && isVector(typeArg(info, 3)) &&
+        mainFileRange(sm, info.getRange(0), begin, end)) {
+      edits.push_back({begin, 0, "__msl_b("});
+      edits.push_back({end, 0, ")"});
+    }
+    break;
+  case diag::err_opencl_scalar_type_rank_greater_than_vector_type: {
+    // The scalar converted to the vector's element type first (Metal's
+    // implicit conversion); the vector's text only names its type.
+    if (info.getNumRanges() < 2)
+      break;
+    unsigned vector = isVector(typeArg(info, 0)) ? 0 : 1;
+    unsigned vb, ve;
+    if (mainFileRange(sm, info.getRange(1 - vector), begin, end) &&
+        mainFileRange(sm, info.getRange(vector), vb, ve)) {
+      llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(vb, ve - vb);
+      edits.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
+      edits.push_back({end, 0, ")"});
+    }
+    break;
+  }
+  case diag::err_bad_cxx_cast_generic: {
+    SourceLocation loc = info.getLocation();
+    // static_cast (select 1) from a vector to a vector.
+    if (loc.isMacroID() || !sm.isInMainFile(loc) || !isVector(typeArg(info, 1)) ||
+        !isVector(typeArg(info, 2)))
+      break;
+    unsigned offset = sm.getFileOffset(loc);
+    // Same length: columns do not move.
+    if (sm.getBufferData(sm.getMainFileID()).substr(offset, 11) == "static_cast")
+      edits.push_back({offset, 11, "__msl_scast"});
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+unsigned ColumnMap::original(unsigned line, unsigned column) const {
+  auto it = shifts_.find(line);
+  if (it == shifts_.end())
+    return column;
+  // Edits in source order; each one after the column's original position
+  // moved it. Columns inside inserted text map to the edit's position.
+  unsigned result = column;
+  for (auto [at, growth] : it->second)
+    if (at < result)
+      result = std::max<int>(int(at), int(result) - growth);
+  return result;
+}
+
+std::string applyEdits(const std::string &source, std::vector<SourceEdit> edits, ColumnMap &map) {
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const SourceEdit &a, const SourceEdit &b) { return a.offset < b.offset; });
+  std::string out;
+  unsigned copied = 0;
+  for (const auto &e : edits) {
+    if (e.offset < copied || e.offset + e.length > source.size())
+      continue; // overlaps an earlier edit
+    out.append(source, copied, e.offset - copied);
+    // Position of the edit in the original text.
+    unsigned line = 1 + unsigned(std::count(source.begin(), source.begin() + e.offset, '\n'));
+    size_t lineStart = source.rfind('\n', e.offset == 0 ? 0 : e.offset - 1);
+    unsigned column = e.offset - (lineStart == std::string::npos || e.offset == 0 ? 0 : unsigned(lineStart) + 1) + 1;
+    if (int growth = int(e.text.size()) - int(e.length))
+      map.add(line, column, growth);
+    out += e.text;
+    copied = e.offset + e.length;
+  }
+  out.append(source, copied, std::string::npos);
+  return out;
+}
+
+} // namespace msl::compiler

@@ -1,0 +1,54 @@
+//===- SourceRepair.h - Rewrite what C++ for OpenCL rejects but Metal allows ===//
+//
+// A few valid Metal forms are errors under Clang's C++-for-OpenCL rules and
+// no header can change that:
+//  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`):
+//    OpenCL gives an integer mask, Metal a boolN;
+//  - a float scalar with a half vector (`h * 255.0`): OpenCL's rank rule;
+//  - static_cast between vector types (Metal: lane-wise value conversion).
+// The first compile records, for each such error in the main file (outside
+// macros), an edit that spells the Metal meaning with a stdlib helper
+// (__msl_b, __msl_sc, __msl_scast in __msl_stage.h). If the compile failed
+// and edits exist, the edited source is compiled once more; when that
+// succeeds its result stands, with diagnostics mapped back to the original
+// columns. Otherwise the first compile's diagnostics are reported.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace clang {
+class Diagnostic;
+}
+
+namespace msl::compiler {
+
+struct SourceEdit {
+  unsigned offset = 0; // in the main file's bytes
+  unsigned length = 0; // bytes replaced
+  std::string text;
+};
+
+/// If `info` (an error) is one of the repairable forms in the main file,
+/// appends the edits that repair it.
+void collectRepairs(const clang::Diagnostic &info, std::vector<SourceEdit> &edits);
+
+/// Where the edited source's columns came from: per line, the edits'
+/// (original column, growth), so a column can be mapped back.
+class ColumnMap {
+public:
+  unsigned original(unsigned line, unsigned column) const;
+  void add(unsigned line, unsigned column, int growth) { shifts_[line].push_back({column, growth}); }
+
+private:
+  std::map<unsigned, std::vector<std::pair<unsigned, int>>> shifts_;
+};
+
+/// `source` with `edits` applied (overlapping edits after the first are
+/// dropped), and the column map back to `source`.
+std::string applyEdits(const std::string &source, std::vector<SourceEdit> edits, ColumnMap &map);
+
+} // namespace msl::compiler
