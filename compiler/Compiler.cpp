@@ -875,27 +875,41 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
 } // namespace
 
 CompileResult compile(const CompileJob &job) {
+  // A repair can uncover the next repairable error in the same expression
+  // (`h * 2.0 + 1.0`: the second operator is checked once the first is
+  // valid), so repairs accumulate over a few rounds.
+  constexpr int kMaxRepairRounds = 4;
   std::vector<SourceEdit> repairs;
   CompileResult first = compileOnce(job, &repairs);
   if (first.success || repairs.empty())
     return first;
   CompileJob repaired = job;
-  ColumnMap columns;
-  repaired.mainSource = applyEdits(job.mainSource, repairs, columns);
-  CompileResult second = compileOnce(repaired, nullptr);
-  if (!second.success) // not (only) repairable: the original diagnostics
-    return first;
-  auto remap = [&](Diagnostic &d) {
-    if (d.file == job.mainPath)
-      d.column = columns.original(d.line, d.column);
-  };
-  for (auto &d : second.diagnostics) {
-    remap(d);
-    for (auto &n : d.notes)
-      remap(n);
+  std::vector<ColumnMap> maps; // one per round, each back to the round before
+  int64_t micros = first.compileTimeMicros;
+  for (int round = 0; round < kMaxRepairRounds && !repairs.empty(); ++round) {
+    maps.emplace_back();
+    repaired.mainSource = applyEdits(repaired.mainSource, repairs, maps.back());
+    repairs.clear();
+    CompileResult next = compileOnce(repaired, &repairs);
+    micros += next.compileTimeMicros;
+    if (!next.success)
+      continue; // more to repair, or not repairable at all
+    auto remap = [&](Diagnostic &d) {
+      if (d.file == job.mainPath)
+        for (auto m = maps.rbegin(); m != maps.rend(); ++m)
+          d.column = m->original(d.line, d.column);
+    };
+    for (auto &d : next.diagnostics) {
+      remap(d);
+      for (auto &n : d.notes)
+        remap(n);
+    }
+    next.compileTimeMicros = micros;
+    return next;
   }
-  second.compileTimeMicros += first.compileTimeMicros;
-  return second;
+  // Not (only) repairable: the original source's diagnostics.
+  first.compileTimeMicros = micros;
+  return first;
 }
 
 namespace {

@@ -10,6 +10,7 @@ kernel void k(device half4 *h [[buffer(0)]]) {
   ftype4 y = h[1];
   y *= 0.5;
   h[2] = x + y;
+  h[3] = h[0] * 2.0 + 1.0; // the second operator is checked once the first is repaired
 }
 // CHECK-IR: fmul fast <4 x half>
 // CHECK-IR: 0xH5BF8
