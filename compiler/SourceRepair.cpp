@@ -32,6 +32,13 @@ bool isBoolVector(QualType t) {
 // as `float4(...)`) are fine, a range that starts or ends inside a macro's
 // body, or lies in another file, is not.
 bool mainFileRange(const SourceManager &sm, CharSourceRange range, unsigned &begin, unsigned &end) {
+  // Inside a macro's argument (`float4(a * 2.0, 1)`, the vector
+  // constructors are macros) the text is spelled in the file as written.
+  if (range.getBegin().isMacroID() && range.getEnd().isMacroID() &&
+      sm.isMacroArgExpansion(range.getBegin()) && sm.isMacroArgExpansion(range.getEnd()))
+    range = CharSourceRange(SourceRange(sm.getSpellingLoc(range.getBegin()),
+                                        sm.getSpellingLoc(range.getEnd())),
+                            range.isTokenRange());
   CharSourceRange file = Lexer::makeFileCharRange(range, sm, LangOptions());
   if (file.isInvalid() || !sm.isInMainFile(file.getBegin()) || !sm.isInMainFile(file.getEnd()))
     return false;
@@ -73,6 +80,8 @@ void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
   }
   case diag::err_bad_cxx_cast_generic: {
     SourceLocation loc = info.getLocation();
+    if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
+      loc = sm.getSpellingLoc(loc);
     // static_cast (select 1) from a vector to a vector.
     if (loc.isMacroID() || !sm.isInMainFile(loc) || !isVector(typeArg(info, 1)) ||
         !isVector(typeArg(info, 2)))
