@@ -469,8 +469,9 @@ private:
 /// points are generated first, then the whole module is optimized once).
 class MslAction : public clang::EmitLLVMOnlyAction {
 public:
-  MslAction(llvm::LLVMContext *ctx, std::vector<ShaderFunction> &functions)
-      : EmitLLVMOnlyAction(ctx), functions_(functions) {}
+  MslAction(llvm::LLVMContext *ctx, std::vector<ShaderFunction> &functions,
+            std::vector<SourceEdit> *repairs)
+      : EmitLLVMOnlyAction(ctx), functions_(functions), repairs_(repairs) {}
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
@@ -478,12 +479,15 @@ protected:
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
     consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
+    if (repairs_)
+      consumers.push_back(createCastRepairConsumer(*repairs_));
     consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
 private:
   std::vector<ShaderFunction> &functions_;
+  std::vector<SourceEdit> *repairs_; // null on a repaired compile
 };
 
 void initializeTargetsOnce() {
@@ -879,9 +883,11 @@ CompileResult compile(const CompileJob &job) {
   // (`h * 2.0 + 1.0`: the second operator is checked once the first is
   // valid), so repairs accumulate over a few rounds.
   constexpr int kMaxRepairRounds = 4;
+  // Repairs also come from a compile that succeeded (a C-style vector cast
+  // compiled as a bit reinterpretation), so only "no repairs" ends here.
   std::vector<SourceEdit> repairs;
   CompileResult first = compileOnce(job, &repairs);
-  if (first.success || repairs.empty())
+  if (repairs.empty())
     return first;
   CompileJob repaired = job;
   std::vector<ColumnMap> maps; // one per round, each back to the round before
@@ -907,7 +913,7 @@ CompileResult compile(const CompileJob &job) {
     next.compileTimeMicros = micros;
     return next;
   }
-  // Not (only) repairable: the original source's diagnostics.
+  // Not (only) repairable: the original source's result and diagnostics.
   first.compileTimeMicros = micros;
   return first;
 }
@@ -1011,7 +1017,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   std::vector<ShaderFunction> functions;
   AttributeScope attributeScope(job.functionConstants, opts->std.metalVersionMacro(),
                                 opts->std.platform == Platform::IOS);
-  MslAction action(&context, functions);
+  MslAction action(&context, functions, repairs);
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> module = action.takeModule();
   if (!ok || !module || ci.getDiagnostics().hasErrorOccurred())

@@ -1,5 +1,8 @@
 #include "SourceRepair.h"
 
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Type.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticSema.h"
@@ -7,6 +10,7 @@
 #include "clang/Lex/Lexer.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace clang;
 
@@ -47,7 +51,58 @@ bool mainFileRange(const SourceManager &sm, CharSourceRange range, unsigned &beg
   return end > begin;
 }
 
+// Wraps the operand of a cast: `(T)e` -> `(T)__msl_lanewise(e)`, the
+// operand's range given.
+void wrapOperand(std::vector<SourceEdit> &edits, unsigned begin, unsigned end) {
+  edits.push_back({begin, 0, "__msl_lanewise("});
+  edits.push_back({end, 0, ")"});
+}
+
+class CastRepair : public ASTConsumer, public RecursiveASTVisitor<CastRepair> {
+public:
+  explicit CastRepair(std::vector<SourceEdit> &edits) : edits_(edits) {}
+
+  // Only the declarations parsed from the source (not the precompiled
+  // stdlib's), walked at the end so template instantiations exist.
+  bool HandleTopLevelDecl(DeclGroupRef group) override {
+    for (Decl *d : group)
+      parsed_.push_back(d);
+    return true;
+  }
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    sm_ = &ctx.getSourceManager();
+    for (Decl *d : parsed_)
+      if (sm_->isInMainFile(sm_->getExpansionLoc(d->getLocation())))
+        TraverseDecl(d);
+  }
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool VisitCStyleCastExpr(CStyleCastExpr *cast) {
+    const auto *to = cast->getType()->getAs<ExtVectorType>();
+    const auto *from = cast->getSubExprAsWritten()->getType()->getAs<ExtVectorType>();
+    if (!to || !from || cast->getCastKind() != CK_BitCast ||
+        to->getElementType().getCanonicalType() == from->getElementType().getCanonicalType())
+      return true;
+    unsigned begin, end;
+    SourceRange operand = cast->getSubExprAsWritten()->getSourceRange();
+    if (mainFileRange(*sm_, CharSourceRange::getTokenRange(operand), begin, end) &&
+        done_.insert(begin).second)
+      wrapOperand(edits_, begin, end);
+    return true;
+  }
+
+private:
+  std::vector<SourceEdit> &edits_;
+  std::vector<Decl *> parsed_;
+  const SourceManager *sm_ = nullptr;
+  std::set<unsigned> done_; // template instantiations share the pattern's text
+};
+
 } // namespace
+
+std::unique_ptr<ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits) {
+  return std::make_unique<CastRepair>(edits);
+}
 
 void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
   if (!info.hasSourceManager())
@@ -75,6 +130,25 @@ void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
       llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(vb, ve - vb);
       edits.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
       edits.push_back({end, 0, ")"});
+    }
+    break;
+  }
+  case diag::err_bad_cxx_cast_vector_to_vector_different_size: {
+    // `(half2)float2_value`: the range is the whole cast; the operand
+    // follows the parenthesized type.
+    if (info.getNumRanges() < 1 || !mainFileRange(sm, info.getRange(0), begin, end))
+      break;
+    llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(begin, end - begin);
+    if (!text.starts_with("("))
+      break;
+    int depth = 0;
+    for (unsigned i = 0; i < text.size(); ++i) {
+      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+      if (depth == 0) {
+        if (begin + i + 1 < end)
+          wrapOperand(edits, begin + i + 1, end);
+        break;
+      }
     }
     break;
   }

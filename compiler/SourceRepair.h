@@ -5,7 +5,11 @@
 //  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`):
 //    OpenCL gives an integer mask, Metal a boolN;
 //  - a float scalar with a half vector (`h * 255.0`): OpenCL's rank rule;
-//  - static_cast between vector types (Metal: lane-wise value conversion).
+//  - static_cast between vector types (Metal: lane-wise value conversion);
+//  - a C-style cast between vector types: an error when the sizes differ,
+//    and silently a bit reinterpretation when they match (`(float4)int4v`),
+//    where Metal converts lane by lane. The latter is found in the AST
+//    (createCastRepairConsumer), so a source that compiled is repaired too.
 // The first compile records, for each such error in the main file (outside
 // macros), an edit that spells the Metal meaning with a stdlib helper
 // (__msl_b, __msl_sc, __msl_scast in __msl_stage.h). If the compile failed
@@ -17,10 +21,12 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace clang {
+class ASTConsumer;
 class Diagnostic;
 }
 
@@ -35,6 +41,11 @@ struct SourceEdit {
 /// If `info` (an error) is one of the repairable forms in the main file,
 /// appends the edits that repair it.
 void collectRepairs(const clang::Diagnostic &info, std::vector<SourceEdit> &edits);
+
+/// A consumer that records an edit for every C-style cast between vector
+/// types with different element types in the main file (compiled as a bit
+/// reinterpretation, meant as a conversion).
+std::unique_ptr<clang::ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits);
 
 /// Where the edited source's columns came from: per line, the edits'
 /// (original column, growth), so a column can be mapped back.

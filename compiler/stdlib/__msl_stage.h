@@ -48,6 +48,19 @@ template <class T> constexpr auto __msl_b(T x) {
 template <class V, class S> constexpr typename __msl_lanes<V>::elem __msl_sc(S s) {
   return (typename __msl_lanes<V>::elem)s;
 }
+// __msl_lanewise(x): wraps the operand of a C-style cast between vector
+// types, `(float4)__msl_lanewise(i)`, so that the cast converts lane by lane
+// as in Metal instead of reinterpreting the bits (OpenCL's meaning).
+template <class V> struct __msl_lanewise_t {
+  V v;
+  template <class T> constexpr operator T() const {
+    if constexpr (__msl_lanes<T>::n > 1 && __msl_lanes<T>::n == __msl_lanes<V>::n)
+      return __builtin_convertvector(v, T);
+    else
+      return (T)v;
+  }
+};
+template <class V> constexpr __msl_lanewise_t<V> __msl_lanewise(V v) { return {v}; }
 // (Only written where a vector value is the target, so by value: that also
 // drops the operand's address space.)
 template <class T, class U> constexpr T __msl_scast(U u) {
