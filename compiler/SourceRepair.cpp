@@ -77,7 +77,37 @@ public:
   }
   bool shouldVisitTemplateInstantiations() const { return true; }
 
+  // A vector comparison converted to a number vector (`float4(a < b)`,
+  // `(int4)(a < b)`) counts its lanes as Metal's true = 1, not OpenCL's
+  // mask -1: the comparison is wrapped in __msl_b. (Comparisons used as
+  // conditions keep the mask, which select and ?: expect.)
+  bool VisitCallExpr(CallExpr *call) {
+    const FunctionDecl *callee = call->getDirectCallee();
+    if (!callee || !callee->getIdentifier())
+      return true;
+    llvm::StringRef name = callee->getName();
+    if (!name.starts_with("__msl_make_") && name != "make")
+      return true;
+    for (Expr *arg : call->arguments())
+      wrapComparison(arg);
+    return true;
+  }
+
+  void wrapComparison(Expr *e) {
+    const auto *op = dyn_cast<BinaryOperator>(e->IgnoreParenImpCasts());
+    if (!op || !op->isComparisonOp() || !op->getType()->getAs<ExtVectorType>())
+      return;
+    unsigned begin, end;
+    if (mainFileRange(*sm_, CharSourceRange::getTokenRange(op->getSourceRange()), begin, end) &&
+        done_.insert(begin).second) {
+      edits_.push_back({begin, 0, "__msl_b("});
+      edits_.push_back({end, 0, ")"});
+    }
+  }
+
   bool VisitCStyleCastExpr(CStyleCastExpr *cast) {
+    if (cast->getType()->getAs<ExtVectorType>())
+      wrapComparison(cast->getSubExprAsWritten());
     const auto *to = cast->getType()->getAs<ExtVectorType>();
     const auto *from = cast->getSubExprAsWritten()->getType()->getAs<ExtVectorType>();
     if (!to || !from || cast->getCastKind() != CK_BitCast ||
