@@ -94,14 +94,16 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
 public:
   /// `repairs`: where to record source repairs for errors (see
   /// SourceRepair.h); null when this compile is itself the repaired one.
-  DiagnosticCollector(std::vector<Diagnostic> &out, std::vector<SourceEdit> *repairs)
+  DiagnosticCollector(std::vector<Diagnostic> &out, RepairCollector *repairs)
       : out_(out), repairs_(repairs) {}
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic &info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (repairs_ && level >= clang::DiagnosticsEngine::Error)
-      collectRepairs(info, *repairs_);
+      repairs_->error(info);
+    else if (repairs_ && level == clang::DiagnosticsEngine::Note)
+      repairs_->note(info);
     Diagnostic d;
     d.severity = severityOf(level);
     llvm::SmallString<256> message;
@@ -123,7 +125,7 @@ public:
 
 private:
   std::vector<Diagnostic> &out_;
-  std::vector<SourceEdit> *repairs_;
+  RepairCollector *repairs_;
 };
 
 std::string addressSpaceName(clang::LangAS as) {
@@ -982,7 +984,10 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     return finish();
   }
 
-  DiagnosticCollector collector(result.diagnostics, repairs);
+  std::optional<RepairCollector> repairCollector;
+  if (repairs)
+    repairCollector.emplace(*repairs);
+  DiagnosticCollector collector(result.diagnostics, repairCollector ? &*repairCollector : nullptr);
   auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &collector, false);
 

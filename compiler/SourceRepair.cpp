@@ -134,7 +134,31 @@ std::unique_ptr<ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &e
   return std::make_unique<CastRepair>(edits);
 }
 
-void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
+void RepairCollector::note(const Diagnostic &info) {
+  // "invalid vector element type 'bool'" is reported in the stdlib's `vec`
+  // alias; the note "in instantiation of template type alias 'vec'
+  // requested here" points at the source's `vec<bool, N>`.
+  if (!lastErrorIsBoolVector_ || !info.hasSourceManager())
+    return;
+  const SourceManager &sm = info.getSourceManager();
+  SourceLocation loc = info.getLocation();
+  if (loc.isMacroID() || !sm.isInMainFile(loc))
+    return;
+  llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+  size_t at = sm.getFileOffset(loc);
+  llvm::StringRef here = text.substr(at, 16);
+  size_t angle = here.find('<');
+  if (!here.starts_with("vec") || angle == llvm::StringRef::npos)
+    return;
+  size_t b = here.find("bool", angle);
+  if (b != llvm::StringRef::npos && here.substr(angle + 1, b - angle - 1).trim().empty())
+    edits_.push_back({unsigned(at + b), 4, "char"});
+}
+
+void RepairCollector::error(const Diagnostic &info) {
+  lastErrorIsBoolVector_ = info.getID() == diag::err_attribute_invalid_vector_type &&
+                           !typeArg(info, 0).isNull() && typeArg(info, 0)->isBooleanType();
+  std::vector<SourceEdit> &edits = edits_;
   if (!info.hasSourceManager())
     return;
   const SourceManager &sm = info.getSourceManager();
@@ -161,6 +185,43 @@ void collectRepairs(const Diagnostic &info, std::vector<SourceEdit> &edits) {
       edits.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
       edits.push_back({end, 0, ")"});
     }
+    break;
+  }
+  case diag::err_excess_initializers: {
+    // `vec<T, 4>(a, b, c, d)`: a vector constructor call through a name the
+    // prelude's macros cannot see (an alias template). The error points at
+    // the type; it is rewritten to metal::detail::make<TYPE>(...). If TYPE
+    // was not a vector the repaired compile fails and the error stands.
+    SourceLocation loc = info.getLocation();
+    if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
+      loc = sm.getSpellingLoc(loc);
+    if (loc.isMacroID() || !sm.isInMainFile(loc))
+      break;
+    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    size_t start = sm.getFileOffset(loc), i = start;
+    auto isIdent = [&](size_t k) {
+      return k < text.size() && (isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_' ||
+                                 text[k] == ':');
+    };
+    while (isIdent(i))
+      ++i;
+    if (i == start)
+      break;
+    if (i < text.size() && text[i] == '<') { // one balanced template argument list
+      int angle = 0;
+      for (; i < text.size(); ++i) {
+        angle += text[i] == '<' ? 1 : text[i] == '>' ? -1 : 0;
+        if (angle == 0)
+          break;
+      }
+      ++i;
+    }
+    while (i < text.size() && text[i] == ' ')
+      ++i;
+    if (i >= text.size() || text[i] != '(')
+      break;
+    edits.push_back({unsigned(start), 0, "::metal::detail::make<"});
+    edits.push_back({unsigned(i), 1, ">("});
     break;
   }
   case diag::err_bad_cxx_cast_vector_to_vector_different_size: {

@@ -1,7 +1,8 @@
 //===- SourceRepair.h - Rewrite what C++ for OpenCL rejects but Metal allows ===//
 //
 // A few valid Metal forms are errors under Clang's C++-for-OpenCL rules and
-// no header can change that:
+// no header can change that (besides those below, `vec<bool, N>`, which
+// becomes vec<char, N>: boolN's lanes are plain char):
 //  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`):
 //    OpenCL gives an integer mask, Metal a boolN;
 //  - a float scalar with a half vector (`h * 255.0`): OpenCL's rank rule;
@@ -38,9 +39,18 @@ struct SourceEdit {
   std::string text;
 };
 
-/// If `info` (an error) is one of the repairable forms in the main file,
-/// appends the edits that repair it.
-void collectRepairs(const clang::Diagnostic &info, std::vector<SourceEdit> &edits);
+/// Watches a compile's errors and their notes; for each repairable form in
+/// the main file, appends the edits that repair it.
+class RepairCollector {
+public:
+  explicit RepairCollector(std::vector<SourceEdit> &edits) : edits_(edits) {}
+  void error(const clang::Diagnostic &info);
+  void note(const clang::Diagnostic &info);
+
+private:
+  std::vector<SourceEdit> &edits_;
+  bool lastErrorIsBoolVector_ = false; // what the notes that follow belong to
+};
 
 /// A consumer that records an edit for every C-style cast between vector
 /// types with different element types in the main file (compiled as a bit
