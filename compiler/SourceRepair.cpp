@@ -105,7 +105,12 @@ public:
     }
   }
 
-  bool VisitCStyleCastExpr(CStyleCastExpr *cast) {
+  bool VisitCStyleCastExpr(CStyleCastExpr *cast) { return visitExplicitCast(cast); }
+  // `H(value)` with H a vector type (a template parameter or typedef the
+  // prelude's constructor macros do not cover) is a cast too.
+  bool VisitCXXFunctionalCastExpr(CXXFunctionalCastExpr *cast) { return visitExplicitCast(cast); }
+
+  bool visitExplicitCast(ExplicitCastExpr *cast) {
     if (cast->getType()->getAs<ExtVectorType>())
       wrapComparison(cast->getSubExprAsWritten());
     const auto *to = cast->getType()->getAs<ExtVectorType>();
@@ -230,8 +235,13 @@ void RepairCollector::error(const Diagnostic &info) {
     if (info.getNumRanges() < 1 || !mainFileRange(sm, info.getRange(0), begin, end))
       break;
     llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(begin, end - begin);
-    if (!text.starts_with("("))
+    if (!text.starts_with("(")) {
+      // A functional cast, `H(value)`: the operand is inside the parentheses.
+      size_t open = text.find('(');
+      if (open != llvm::StringRef::npos && text.ends_with(")") && open + 2 < text.size())
+        wrapOperand(edits, begin + unsigned(open) + 1, end - 1);
       break;
+    }
     int depth = 0;
     for (unsigned i = 0; i < text.size(); ++i) {
       depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
