@@ -192,6 +192,24 @@ void RepairCollector::error(const Diagnostic &info) {
     }
     break;
   }
+  case diag::err_typecheck_cond_incompatible_operands: {
+    // `c ? struct_temporary : local_struct`: the same class, once without and
+    // once with an address space. Both become values (__msl_value copies).
+    QualType a = typeArg(info, 0), b = typeArg(info, 1);
+    if (a.isNull() || b.isNull() || !a->isRecordType() ||
+        a.getUnqualifiedType().getCanonicalType().getTypePtr() !=
+            b.getUnqualifiedType().getCanonicalType().getTypePtr() ||
+        info.getNumRanges() < 2)
+      break;
+    unsigned lb, le, rb, re;
+    if (mainFileRange(sm, info.getRange(0), lb, le) && mainFileRange(sm, info.getRange(1), rb, re)) {
+      edits.push_back({lb, 0, "__msl_value("});
+      edits.push_back({le, 0, ")"});
+      edits.push_back({rb, 0, "__msl_value("});
+      edits.push_back({re, 0, ")"});
+    }
+    break;
+  }
   case diag::err_excess_initializers: {
     // `vec<T, 4>(a, b, c, d)`: a vector constructor call through a name the
     // prelude's macros cannot see (an alias template). The error points at

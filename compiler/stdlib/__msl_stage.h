@@ -48,6 +48,10 @@ template <class T> constexpr auto __msl_b(T x) {
 template <class V, class S> constexpr typename __msl_lanes<V>::elem __msl_sc(S s) {
   return (typename __msl_lanes<V>::elem)s;
 }
+// __msl_value(x): x as a value of its type without address space (by-value
+// deduction drops it), for ?: operands that differ only in address space.
+template <class T> constexpr T __msl_value(T x) { return x; }
+
 // __msl_lanewise(x): wraps the operand of a C-style cast between vector
 // types, `(float4)__msl_lanewise(i)`, so that the cast converts lane by lane
 // as in Metal instead of reinterpreting the bits (OpenCL's meaning).
