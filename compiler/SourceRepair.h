@@ -1,22 +1,27 @@
 //===- SourceRepair.h - Rewrite what C++ for OpenCL rejects but Metal allows ===//
 //
-// A few valid Metal forms are errors under Clang's C++-for-OpenCL rules and
-// no header can change that (besides those below, `vec<bool, N>`, which
-// becomes vec<char, N>: boolN's lanes are plain char):
-//  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`):
-//    OpenCL gives an integer mask, Metal a boolN;
+// A few valid Metal forms are errors, or mean something else, under Clang's
+// C++-for-OpenCL rules, and no header can change that:
+//  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`), or
+//    converted to a number vector (`float4(a < b)`): OpenCL gives a -1/0
+//    integer mask, Metal a boolN whose true is 1;
 //  - a float scalar with a half vector (`h * 255.0`): OpenCL's rank rule;
-//  - static_cast between vector types (Metal: lane-wise value conversion);
-//  - a C-style cast between vector types: an error when the sizes differ,
-//    and silently a bit reinterpretation when they match (`(float4)int4v`),
-//    where Metal converts lane by lane. The latter is found in the AST
-//    (createCastRepairConsumer), so a source that compiled is repaired too.
-// The first compile records, for each such error in the main file (outside
-// macros), an edit that spells the Metal meaning with a stdlib helper
-// (__msl_b, __msl_sc, __msl_scast in __msl_stage.h). If the compile failed
-// and edits exist, the edited source is compiled once more; when that
-// succeeds its result stands, with diagnostics mapped back to the original
-// columns. Otherwise the first compile's diagnostics are reported.
+//  - static_cast, C-style and functional casts between vector types: an
+//    error when the sizes differ, silently a bit reinterpretation when they
+//    match (`(float4)int4v`); Metal converts lane by lane;
+//  - `vec<bool, N>` (no bool lanes in OpenCL; boolN's lanes are plain char)
+//    and `vec<T, 4>(a, b, c, d)` (a constructor call the prelude's macros
+//    cannot see);
+//  - `c ? temporary : local` with one struct type in two address spaces.
+// The first compile records an edit for each such error (from Clang's
+// diagnostics and their notes) and each such cast or comparison (from the
+// AST, so a source that compiled is repaired too), in the main file,
+// spelling the Metal meaning with a helper from __msl_stage.h (__msl_b,
+// __msl_sc, __msl_scast, __msl_lanewise, __msl_value, metal::detail::make).
+// The edited source is compiled again, for up to four rounds while new
+// repairs appear; the first round that succeeds stands, with diagnostics
+// mapped back to the original columns. If none does, the original compile's
+// result and diagnostics are reported.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
