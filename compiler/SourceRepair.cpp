@@ -192,6 +192,27 @@ void RepairCollector::error(const Diagnostic &info) {
     }
     break;
   }
+  case diag::err_expected: {
+    // `[[color(0) index(1)]]`: attributes separated by a space, which
+    // Apple's compiler accepts; a comma is inserted.
+    if (info.getNumArgs() < 1 || info.getArgKind(0) != DiagnosticsEngine::ak_tokenkind ||
+        tok::TokenKind(info.getRawArg(0)) != tok::comma)
+      break;
+    SourceLocation loc = info.getLocation();
+    if (loc.isMacroID() || !sm.isInMainFile(loc))
+      break;
+    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    size_t at = sm.getFileOffset(loc);
+    llvm::StringRef before = text.substr(0, at).rtrim(" \t");
+    llvm::StringRef after = text.substr(at).ltrim(" \t");
+    size_t open = before.rfind("[[");
+    if (before.ends_with(")") && open != llvm::StringRef::npos &&
+        before.substr(open).find("]]") == llvm::StringRef::npos &&
+        before.substr(open).find('\n') == llvm::StringRef::npos && !after.empty() &&
+        (isalpha(static_cast<unsigned char>(after[0])) || after[0] == '_'))
+      edits.push_back({unsigned(at), 0, ","});
+    break;
+  }
   case diag::err_typecheck_cond_incompatible_operands: {
     // `c ? struct_temporary : local_struct`: the same class, once without and
     // once with an address space. Both become values (__msl_value copies).

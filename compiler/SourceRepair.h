@@ -12,7 +12,8 @@
 //  - `vec<bool, N>` (no bool lanes in OpenCL; boolN's lanes are plain char)
 //    and `vec<T, 4>(a, b, c, d)` (a constructor call the prelude's macros
 //    cannot see);
-//  - `c ? temporary : local` with one struct type in two address spaces.
+//  - `c ? temporary : local` with one struct type in two address spaces;
+//  - attributes separated by a space (`[[color(0) index(1)]]`).
 // The first compile records an edit for each such error (from Clang's
 // diagnostics and their notes) and each such cast or comparison (from the
 // AST, so a source that compiled is repaired too), in the main file,
