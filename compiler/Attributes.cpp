@@ -42,6 +42,8 @@ struct AttrSpec {
   unsigned maxIndex = ~0u;
   /// The first Metal language version that has it (__METAL_VERSION__ spelling).
   int minVersion = 100;
+  /// A compute built-in that fragment functions may take too (MSL 2.2).
+  bool fragmentToo = false;
 };
 
 constexpr unsigned kIO = Param | Field; // stage inputs and outputs: arguments or struct members
@@ -72,12 +74,12 @@ constexpr AttrSpec kCatalog[] = {
     {"grid_origin", ArgShape::None, Param, Category::ComputeBuiltin},
     {"grid_size", ArgShape::None, Param, Category::ComputeBuiltin},
     {"thread_execution_width", ArgShape::None, Param, Category::ComputeBuiltin},
-    {"threads_per_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
-    {"thread_index_in_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"threads_per_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200, true},
+    {"thread_index_in_simdgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200, true},
     {"simdgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
     {"simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
     {"dispatch_simdgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
-    {"thread_index_in_quadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
+    {"thread_index_in_quadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200, true},
     {"quadgroup_index_in_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
     {"quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
     {"dispatch_quadgroups_per_threadgroup", ArgShape::None, Param, Category::ComputeBuiltin, ~0u, 200},
@@ -417,6 +419,11 @@ void ensureAttributesRegistered() { (void)&gRegistration; }
 bool isComputeBuiltin(const std::string &name) {
   const AttrSpec *s = specOf(name);
   return s && s->category == Category::ComputeBuiltin;
+}
+
+bool isFragmentComputeBuiltin(const std::string &name) {
+  const AttrSpec *s = specOf(name);
+  return s && s->fragmentToo;
 }
 
 bool isGraphicsBuiltin(const std::string &name) {

@@ -41,6 +41,11 @@ std::optional<MslAttribute> findMslAttribute(const clang::Decl *D, const std::st
 /// True for the compute built-in input attributes ([[thread_position_in_grid]], ...).
 bool isComputeBuiltin(const std::string &name);
 
+/// True for the compute built-ins a fragment function may also take
+/// ([[thread_index_in_simdgroup]], [[threads_per_simdgroup]],
+/// [[thread_index_in_quadgroup]]).
+bool isFragmentComputeBuiltin(const std::string &name);
+
 /// True for the vertex and fragment built-ins ([[vertex_id]], [[position]], ...).
 bool isGraphicsBuiltin(const std::string &name);
 

@@ -318,12 +318,7 @@ private:
       auto binding = [&](const char *name) { return findMslAttribute(p, name); };
       auto resource = resourceKind(value, &a.arrayLength);
 
-      // SIMD-group built-ins are fragment inputs too (MSL 2.2).
-      bool fragmentSimdBuiltin =
-          builtin && stage == Stage::Fragment &&
-          (builtin->name == "thread_index_in_simdgroup" || builtin->name == "threads_per_simdgroup" ||
-           builtin->name == "thread_index_in_quadgroup");
-      if (fragmentSimdBuiltin) {
+      if (builtin && stage == Stage::Fragment && isFragmentComputeBuiltin(builtin->name)) {
         a.kind = ArgKind::Builtin;
         a.builtin = builtin->name;
       } else if (builtin && isComputeBuiltin(builtin->name)) {
@@ -578,15 +573,6 @@ invocationOf(const std::vector<std::string> &args,
   return clang::createInvocation(argv, cio);
 }
 
-// ---- the precompiled stdlib --------------------------------------------------
-// Parsing <metal_stdlib> costs far more than a small kernel, so each process
-// keeps a few precompiled copies (prelude + stage macros + metal_stdlib), one
-// per configuration that changes how the headers parse: target, language
-// version and platform, fast-math and warning flags. A source uses one only
-// when it begins with `#include <metal_stdlib>` (after comments, blank lines
-// and #pragma lines), so the PCH is exactly the prefix the source would have
-// parsed anyway: what a program sees never depends on the cache.
-
 /// The globals that static constructors (llvm.global_ctors) still write after
 /// optimization, as "'a', 'b'" (demangled); empty if there are none.
 std::string dynamicallyInitializedGlobals(llvm::Module &m) {
@@ -604,6 +590,12 @@ std::string dynamicallyInitializedGlobals(llvm::Module &m) {
     if (!fn)
       continue;
     // The constructor and what it calls (Clang's per-variable initializers).
+    // Clang marks each initialized constant with llvm.invariant.start; on
+    // NVPTX the store itself may be gone (constant memory).
+    auto noteGlobal = [&](const llvm::Value *pointer) {
+      if (const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(llvm::getUnderlyingObject(pointer)))
+        names.insert("'" + llvm::demangle(g->getName().str()) + "'");
+    };
     std::vector<const llvm::Function *> work{fn};
     std::set<const llvm::Function *> seen{fn};
     while (!work.empty()) {
@@ -611,20 +603,15 @@ std::string dynamicallyInitializedGlobals(llvm::Module &m) {
       work.pop_back();
       for (const auto &inst : llvm::instructions(*f)) {
         if (const auto *store = llvm::dyn_cast<llvm::StoreInst>(&inst))
-          if (const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(
-                  llvm::getUnderlyingObject(store->getPointerOperand())))
-            names.insert("'" + llvm::demangle(g->getName().str()) + "'");
-        if (const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
-          const llvm::Function *callee = call->getCalledFunction();
-          // Clang marks each initialized constant with llvm.invariant.start;
-          // on NVPTX the store itself may be gone (constant memory).
-          if (callee && callee->getIntrinsicID() == llvm::Intrinsic::invariant_start)
-            if (const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(
-                    llvm::getUnderlyingObject(call->getArgOperand(1))))
-              names.insert("'" + llvm::demangle(g->getName().str()) + "'");
-          if (callee && !callee->isDeclaration() && seen.insert(callee).second)
-            work.push_back(callee);
-        }
+          noteGlobal(store->getPointerOperand());
+        const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst);
+        const llvm::Function *callee = call ? call->getCalledFunction() : nullptr;
+        if (!callee)
+          continue;
+        if (callee->getIntrinsicID() == llvm::Intrinsic::invariant_start)
+          noteGlobal(call->getArgOperand(1));
+        else if (!callee->isDeclaration() && seen.insert(callee).second)
+          work.push_back(callee);
       }
     }
   }
@@ -656,6 +643,15 @@ std::string vectorTypedefMacros(const CompileJob &job) {
     out += "#define " + n + "(...) (::metal::detail::make<" + n + ">(__VA_ARGS__))\n";
   return out;
 }
+
+// ---- the precompiled stdlib --------------------------------------------------
+// Parsing <metal_stdlib> costs far more than a small kernel, so each process
+// keeps a few precompiled copies (prelude + stage macros + metal_stdlib), one
+// per configuration that changes how the headers parse: target, language
+// version and platform, fast-math and warning flags. A source uses one only
+// when it begins with `#include <metal_stdlib>` (after comments, blank lines
+// and #pragma lines), so the PCH is exactly the prefix the source would have
+// parsed anyway: what a program sees never depends on the cache.
 
 /// True when the first directive of `source` (after comments, blank lines and
 /// #pragma lines) is `#include <metal_stdlib>`.
@@ -885,8 +881,9 @@ CompileResult compile(const CompileJob &job) {
   // (`h * 2.0 + 1.0`: the second operator is checked once the first is
   // valid), so repairs accumulate over a few rounds.
   constexpr int kMaxRepairRounds = 4;
-  // Repairs also come from a compile that succeeded (a C-style vector cast
-  // compiled as a bit reinterpretation), so only "no repairs" ends here.
+  // Repairs also come from a source that compiles (a C-style vector cast
+  // compiled as a bit reinterpretation). A compile that found repairs stops
+  // after the frontend, so only "no repairs" has a complete result here.
   std::vector<SourceEdit> repairs;
   CompileResult first = compileOnce(job, &repairs);
   if (repairs.empty())
@@ -915,9 +912,11 @@ CompileResult compile(const CompileJob &job) {
     next.compileTimeMicros = micros;
     return next;
   }
-  // Not (only) repairable: the original source's result and diagnostics.
-  first.compileTimeMicros = micros;
-  return first;
+  // Not (only) repairable: the original source's result and diagnostics,
+  // compiled in full.
+  CompileResult original = compileOnce(job, nullptr);
+  original.compileTimeMicros += micros;
+  return original;
 }
 
 namespace {
@@ -999,6 +998,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     if (pch)
       fs->addFile(kStdlibPchPath, 0, llvm::MemoryBuffer::getMemBuffer(*pch, kStdlibPchPath, false));
   }
+  result.precompiledStdlib = pch != nullptr;
   std::vector<std::string> args = clangArgs(job, *opts, pch != nullptr);
   if (std::string macros = vectorTypedefMacros(job); !macros.empty()) {
     fs->addFile(kVectorTypedefsPath, 0, llvm::MemoryBuffer::getMemBufferCopy(macros, kVectorTypedefsPath));
@@ -1025,7 +1025,9 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   MslAction action(&context, functions, repairs);
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> module = action.takeModule();
-  if (!ok || !module || ci.getDiagnostics().hasErrorOccurred())
+  // A source to repair is compiled again: optimizing this one would be
+  // wasted (compile() recompiles the original in full if repair fails).
+  if (!ok || !module || ci.getDiagnostics().hasErrorOccurred() || (repairs && !repairs->empty()))
     return finish();
 
   auto internalError = [&](const std::string &what) {

@@ -213,11 +213,22 @@ Value *handleAsParam(IRBuilder<> &b, Value *handle, Type *paramType) {
   return copy;
 }
 
+// A value of type `valueType` at `source` as the body's parameter type: a
+// pointer to a byval copy, or the value itself (possibly ABI-coerced).
+Value *memoryAsParam(IRBuilder<> &b, Value *source, Type *valueType, Type *paramType) {
+  if (!paramType->isPointerTy())
+    return b.CreateLoad(paramType, source);
+  const DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
+  AllocaInst *copy = b.CreateAlloca(valueType);
+  b.CreateMemCpy(copy, copy->getAlign(), source, dl.getABITypeAlign(valueType),
+                 dl.getTypeAllocSize(valueType));
+  return copy;
+}
+
 // A kernel's [[stage_in]] argument: the entry gets a pointer to one input
 // struct per thread of the grid (the host has fetched them), and this
 // thread's is the one at its linear position in the grid.
 Value *stageInAsParam(IRBuilder<> &b, const Geometry &g, Value *base, Function *body, unsigned arg) {
-  const DataLayout &dl = body->getParent()->getDataLayout();
   Type *paramType = body->getArg(arg)->getType();
   Type *structType = body->getParamByValType(arg) ? body->getParamByValType(arg) : paramType;
   auto pos = builtinValue(b, g, "thread_position_in_grid", 1);
@@ -225,23 +236,7 @@ Value *stageInAsParam(IRBuilder<> &b, const Geometry &g, Value *base, Function *
   Value *linear = b.CreateAdd((*pos)[0], b.CreateMul((*size)[0], b.CreateAdd((*pos)[1],
                                                           b.CreateMul((*size)[1], (*pos)[2]))));
   Value *element = b.CreateGEP(structType, base, b.CreateZExt(linear, b.getInt64Ty()));
-  if (!paramType->isPointerTy())
-    return b.CreateLoad(paramType, element);
-  AllocaInst *copy = b.CreateAlloca(structType);
-  b.CreateMemCpy(copy, copy->getAlign(), element, dl.getABITypeAlign(structType),
-                 dl.getTypeAllocSize(structType));
-  return copy;
-}
-
-// An array of `count` handles at `source` as the body's parameter type: a
-// pointer to a byval copy, or the aggregate (or coerced integer) itself.
-Value *handlesAsParam(IRBuilder<> &b, Value *source, unsigned count, Type *paramType) {
-  if (!paramType->isPointerTy())
-    return b.CreateLoad(paramType, source);
-  Type *array = ArrayType::get(b.getInt64Ty(), count);
-  AllocaInst *copy = b.CreateAlloca(array);
-  b.CreateMemCpy(copy, Align(8), source, Align(8), uint64_t(count) * 8);
-  return copy;
+  return memoryAsParam(b, element, structType, paramType);
 }
 
 } // namespace
@@ -352,7 +347,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
         if (stageIn)
           p = stageInAsParam(b, g, p, body, i);
         else if (handleArray)
-          p = handlesAsParam(b, p, a.arrayLength, paramType);
+          p = memoryAsParam(b, p, ArrayType::get(b.getInt64Ty(), a.arrayLength), paramType);
         else if (resource)
           p = handleAsParam(b, p, paramType);
         callArgs.push_back(p);

@@ -163,7 +163,6 @@ void RepairCollector::note(const Diagnostic &info) {
 void RepairCollector::error(const Diagnostic &info) {
   lastErrorIsBoolVector_ = info.getID() == diag::err_attribute_invalid_vector_type &&
                            !typeArg(info, 0).isNull() && typeArg(info, 0)->isBooleanType();
-  std::vector<SourceEdit> &edits = edits_;
   if (!info.hasSourceManager())
     return;
   const SourceManager &sm = info.getSourceManager();
@@ -173,8 +172,8 @@ void RepairCollector::error(const Diagnostic &info) {
     // boolN initialized from a comparison mask: __msl_b(mask) is the boolN.
     if (info.getNumRanges() >= 1 && isBoolVector(typeArg(info, 1)) && isVector(typeArg(info, 3)) &&
         mainFileRange(sm, info.getRange(0), begin, end)) {
-      edits.push_back({begin, 0, "__msl_b("});
-      edits.push_back({end, 0, ")"});
+      edits_.push_back({begin, 0, "__msl_b("});
+      edits_.push_back({end, 0, ")"});
     }
     break;
   case diag::err_opencl_scalar_type_rank_greater_than_vector_type: {
@@ -187,8 +186,8 @@ void RepairCollector::error(const Diagnostic &info) {
     if (mainFileRange(sm, info.getRange(1 - vector), begin, end) &&
         mainFileRange(sm, info.getRange(vector), vb, ve)) {
       llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(vb, ve - vb);
-      edits.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
-      edits.push_back({end, 0, ")"});
+      edits_.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
+      edits_.push_back({end, 0, ")"});
     }
     break;
   }
@@ -210,7 +209,7 @@ void RepairCollector::error(const Diagnostic &info) {
         before.substr(open).find("]]") == llvm::StringRef::npos &&
         before.substr(open).find('\n') == llvm::StringRef::npos && !after.empty() &&
         (isalpha(static_cast<unsigned char>(after[0])) || after[0] == '_'))
-      edits.push_back({unsigned(at), 0, ","});
+      edits_.push_back({unsigned(at), 0, ","});
     break;
   }
   case diag::err_typecheck_cond_incompatible_operands: {
@@ -224,10 +223,10 @@ void RepairCollector::error(const Diagnostic &info) {
       break;
     unsigned lb, le, rb, re;
     if (mainFileRange(sm, info.getRange(0), lb, le) && mainFileRange(sm, info.getRange(1), rb, re)) {
-      edits.push_back({lb, 0, "__msl_value("});
-      edits.push_back({le, 0, ")"});
-      edits.push_back({rb, 0, "__msl_value("});
-      edits.push_back({re, 0, ")"});
+      edits_.push_back({lb, 0, "__msl_value("});
+      edits_.push_back({le, 0, ")"});
+      edits_.push_back({rb, 0, "__msl_value("});
+      edits_.push_back({re, 0, ")"});
     }
     break;
   }
@@ -264,8 +263,8 @@ void RepairCollector::error(const Diagnostic &info) {
       ++i;
     if (i >= text.size() || text[i] != '(')
       break;
-    edits.push_back({unsigned(start), 0, "::metal::detail::make<"});
-    edits.push_back({unsigned(i), 1, ">("});
+    edits_.push_back({unsigned(start), 0, "::metal::detail::make<"});
+    edits_.push_back({unsigned(i), 1, ">("});
     break;
   }
   case diag::err_bad_cxx_cast_vector_to_vector_different_size: {
@@ -278,7 +277,7 @@ void RepairCollector::error(const Diagnostic &info) {
       // A functional cast, `H(value)`: the operand is inside the parentheses.
       size_t open = text.find('(');
       if (open != llvm::StringRef::npos && text.ends_with(")") && open + 2 < text.size())
-        wrapOperand(edits, begin + unsigned(open) + 1, end - 1);
+        wrapOperand(edits_, begin + unsigned(open) + 1, end - 1);
       break;
     }
     int depth = 0;
@@ -286,7 +285,7 @@ void RepairCollector::error(const Diagnostic &info) {
       depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
       if (depth == 0) {
         if (begin + i + 1 < end)
-          wrapOperand(edits, begin + i + 1, end);
+          wrapOperand(edits_, begin + i + 1, end);
         break;
       }
     }
@@ -303,7 +302,7 @@ void RepairCollector::error(const Diagnostic &info) {
     unsigned offset = sm.getFileOffset(loc);
     // Same length: columns do not move.
     if (sm.getBufferData(sm.getMainFileID()).substr(offset, 11) == "static_cast")
-      edits.push_back({offset, 11, "__msl_scast"});
+      edits_.push_back({offset, 11, "__msl_scast"});
     break;
   }
   default:

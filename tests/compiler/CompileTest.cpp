@@ -894,12 +894,15 @@ TEST(StdlibPch, SameOutputAsParsingTheHeaders) {
     auto parsed = compile(makeJob("#define PARSE_IT 1\n#include <metal_stdlib>\n" + body, {opt, "-DUSER=1"}));
     ASSERT_TRUE(precompiled.success) << dump(precompiled);
     ASSERT_TRUE(parsed.success) << dump(parsed);
+    EXPECT_TRUE(precompiled.precompiledStdlib) << "the PCH path was not taken";
+    EXPECT_FALSE(parsed.precompiledStdlib);
     EXPECT_EQ(functionsOf(precompiled), functionsOf(parsed)) << opt;
   }
   // With the PCH built above in this process, a source without the include
   // still does not see metal::.
   auto bare = compile(makeJob("kernel void k(device float *a [[buffer(0)]]) { a[0] = metal::sqrt(a[1]); }\n"));
   EXPECT_FALSE(bare.success);
+  EXPECT_FALSE(bare.precompiledStdlib);
   EXPECT_NE(findError(bare, "metal"), nullptr) << dump(bare);
 }
 

@@ -56,6 +56,9 @@ struct CompileResult {
   std::vector<Diagnostic> diagnostics;
   std::map<OutputKind, std::string> artifacts;
   int64_t compileTimeMicros = 0;
+  /// The stdlib came from the process's precompiled copy (the source began
+  /// with #include <metal_stdlib>) rather than being parsed.
+  bool precompiledStdlib = false;
 };
 
 /// LLVM bitcode + reflection for x86-64, PTX + reflection for NVPTX.

@@ -16,4 +16,4 @@ static_assert(sizeof(ushort2) == 4 && sizeof(int3) == 16 && sizeof(uint4) == 16,
 
 kernel void k(device float3 *out [[buffer(0)]]) { out[1] = float3(1); }
 // The second float3 starts 16 bytes in.
-// CHECK-IR: i64 16
+// CHECK-IR: %arrayidx.i = getelementptr inbounds i8, ptr %2, i64 16
