@@ -130,6 +130,9 @@ constexpr AttrSpec kCatalog[] = {
     {"early_fragment_tests", ArgShape::None, Function, Category::Other},
     {"patch", ArgShape::Patch, Function, Category::Other, ~0u, 120},
     {"host_name", ArgShape::String, Function, Category::Other},
+    // Mesh shading (Metal 3): the stage attributes of object and mesh functions.
+    {"mesh", ArgShape::None, Function, Category::Other, ~0u, 300},
+    {"object", ArgShape::None, Function, Category::Other, ~0u, 300},
 };
 
 const AttrSpec *specOf(llvm::StringRef name) {
@@ -395,6 +398,15 @@ struct MslAttrInfo : public ParsedAttrInfo {
     if (n == "function_constant" && isa<VarDecl>(D) && !isa<ParmVarDecl>(D) &&
         !applyFunctionConstant(S, cast<VarDecl>(D), unsigned(std::stoul(*argument)), A.getLoc()))
       return AttributeNotApplied;
+    // Object and mesh functions run as threadgroups, like kernels: Clang's
+    // kernel mark lets them declare threadgroup variables (OpenCL allows
+    // those only in kernels). The stage collector tells them apart by the
+    // annotation and entry lowering leaves them alone.
+    // (Not when it returns a value: the stage collector reports that, in
+    // the stage's words.)
+    if ((n == "mesh" || n == "object") && !D->hasAttr<OpenCLKernelAttr>() &&
+        cast<FunctionDecl>(D)->getReturnType()->isVoidType())
+      D->addAttr(OpenCLKernelAttr::CreateImplicit(S.Context, A.getRange()));
     std::string annotation = kAnnotationPrefix + n;
     if (!argument->empty())
       annotation += ":" + *argument;

@@ -172,7 +172,11 @@ private:
     auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
     if (!fd || !fd->doesThisDeclarationHaveABody())
       return;
-    if (fd->hasAttr<clang::OpenCLKernelAttr>())
+    if (findMslAttribute(fd, "mesh"))
+      collect(fd, Stage::Mesh);
+    else if (findMslAttribute(fd, "object"))
+      collect(fd, Stage::Object);
+    else if (fd->hasAttr<clang::OpenCLKernelAttr>())
       collect(fd, Stage::Kernel);
     else if (auto stage = findMslAttribute(fd, "stage"))
       collect(fd, stage->argument == "vertex" ? Stage::Vertex : Stage::Fragment);
@@ -205,7 +209,7 @@ private:
   static std::vector<std::string> attributeList(const clang::Decl *d) {
     std::vector<std::string> out;
     for (const auto &a : mslAttributes(d))
-      if (a.name != "stage")
+      if (a.name != "stage" && a.name != "mesh" && a.name != "object") // the stage itself
         out.push_back(a.argument.empty() ? a.name : a.name + ":" + a.argument);
     return out;
   }
@@ -228,6 +232,16 @@ private:
     }
   }
 
+  // The name of a class the stdlib declares directly in namespace metal
+  // (texture2d, sampler, mesh, ...), or "".
+  static llvm::StringRef metalRecordName(clang::QualType t) {
+    const auto *record = t->getAsCXXRecordDecl();
+    if (!record || !record->getDeclContext()->isNamespace() ||
+        llvm::cast<clang::NamespaceDecl>(record->getDeclContext())->getName() != "metal")
+      return "";
+    return record->getName();
+  }
+
   // The texture or sampler kind of a type declared by the stdlib
   // (metal::texture2d<...>, metal::sampler, or a metal::array of them, whose
   // length goes to `arrayLength`).
@@ -242,17 +256,19 @@ private:
         *arrayLength = unsigned(spec->getTemplateArgs()[1].getAsIntegral().getZExtValue());
       return kind;
     }
-    const auto *record = t->getAsCXXRecordDecl();
-    if (!record || !record->getDeclContext()->isNamespace())
-      return std::nullopt;
-    const auto *ns = llvm::cast<clang::NamespaceDecl>(record->getDeclContext());
-    if (ns->getName() != "metal")
-      return std::nullopt;
-    llvm::StringRef n = record->getName();
+    llvm::StringRef n = metalRecordName(t);
     if (n == "sampler")
       return ArgKind::Sampler;
     if (n.starts_with("texture") || n.starts_with("depth"))
       return ArgKind::Texture;
+    return std::nullopt;
+  }
+
+  // "mesh" for a metal::mesh<...> argument, "mesh_grid_properties" for that one.
+  static std::optional<std::string> gridOutputKind(clang::QualType t) {
+    llvm::StringRef n = metalRecordName(t);
+    if (n == "mesh" || n == "mesh_grid_properties")
+      return n.str();
     return std::nullopt;
   }
 
@@ -322,7 +338,7 @@ private:
         a.kind = ArgKind::Builtin;
         a.builtin = builtin->name;
       } else if (builtin && isComputeBuiltin(builtin->name)) {
-        if (stage != Stage::Kernel) {
+        if (!isGridStage(stage)) {
           error(p->getLocation(), "[[" + builtin->name + "]] is a kernel built-in; " + what +
                                       " cannot use it");
           continue;
@@ -344,13 +360,31 @@ private:
           continue;
         }
       } else if (builtin) {
-        if (stage == Stage::Kernel) {
+        if (isGridStage(stage)) {
           error(p->getLocation(), "[[" + builtin->name + "]] is a vertex or fragment built-in; " +
                                       what + " cannot use it");
           continue;
         }
         a.kind = ArgKind::Builtin;
         a.builtin = builtin->name;
+      } else if (auto output = gridOutputKind(value); output && isGridStage(stage) && stage != Stage::Kernel) {
+        // The mesh a mesh function builds, or the grid of mesh threadgroups
+        // an object function launches: the pipeline provides them.
+        if ((stage == Stage::Mesh) != (*output == "mesh")) {
+          error(p->getLocation(), what + ": " + (*output == "mesh" ? "a mesh" : "mesh_grid_properties") +
+                                      " belongs to " + (*output == "mesh" ? "mesh" : "object") + " functions");
+          continue;
+        }
+        a.kind = ArgKind::Builtin;
+        a.builtin = *output;
+      } else if (binding("payload")) {
+        // The payload an object function writes and its mesh functions read.
+        if (stage != Stage::Mesh && stage != Stage::Object) {
+          error(p->getLocation(), "[[payload]] is for object and mesh functions; " + what + " cannot use it");
+          continue;
+        }
+        a.kind = ArgKind::Builtin;
+        a.builtin = "payload";
       } else if (auto color = binding("color"); color && stage == Stage::Fragment) {
         // Programmable blending: the attachment's current value as an input.
         a.kind = ArgKind::Builtin;
@@ -395,15 +429,16 @@ private:
         // the kernel's caller provides (naga writes its workgroup variables
         // so); it has no index to reflect.
         bool implicitVariable = a.isReference && !attr;
-        if (stage != Stage::Kernel || (!attr && !implicitVariable)) {
-          error(p->getLocation(), stage == Stage::Kernel
+        if (!isGridStage(stage) || (!attr && !implicitVariable)) {
+          error(p->getLocation(), isGridStage(stage)
                                       ? "threadgroup " + what + " needs a [[threadgroup(n)]] index"
-                                      : "threadgroup " + what + " is allowed only in kernels");
+                                      : "threadgroup " + what +
+                                            " is allowed only in kernel, object and mesh functions");
           continue;
         }
         if (attr)
           a.index = attr->index;
-      } else if (binding("buffer") && stage != Stage::Kernel) {
+      } else if (binding("buffer") && !isGridStage(stage)) {
         // A small struct passed by value from a buffer (vertex and fragment only).
         a.kind = ArgKind::Buffer;
         a.index = binding("buffer")->index;
@@ -412,7 +447,7 @@ private:
         error(p->getLocation(),
               what + " must be a device or constant buffer ([[buffer(n)]]), a texture "
                      "([[texture(n)]]), a sampler ([[sampler(n)]]), " +
-                  std::string(stage == Stage::Kernel ? "a threadgroup buffer ([[threadgroup(n)]]) "
+                  std::string(isGridStage(stage) ? "a threadgroup buffer ([[threadgroup(n)]]) "
                                                        "or a built-in such as [[thread_position_in_grid]]"
                                                      : "[[stage_in]] or a built-in such as [[vertex_id]]"));
         continue;
@@ -433,9 +468,9 @@ private:
     }
 
     clang::QualType ret = fd->getReturnType();
-    if (stage == Stage::Kernel) {
+    if (isGridStage(stage)) {
       if (!ret->isVoidType())
-        error(fd->getLocation(), "kernel function '" + f.name + "' must return void");
+        error(fd->getLocation(), std::string(stageName(stage)) + " function '" + f.name + "' must return void");
     } else if (!ret->isVoidType()) {
       if (ret->isStructureType()) {
         membersOf(ret, "", f.outputs);

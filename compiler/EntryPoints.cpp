@@ -246,6 +246,13 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
   for (const auto &f : functions)
     if (f.stage == Stage::Kernel)
       kernels.push_back(&f);
+    else if (Function *fn = m.getFunction(f.symbol); fn && isGridStage(f.stage)) {
+      // Object and mesh functions carry Clang's kernel mark (see
+      // Attributes.cpp) but get no entry yet: plain functions, like vertex
+      // and fragment ones.
+      fn->setCallingConv(CallingConv::C);
+      removeNvvmAnnotations(m, fn);
+    }
   LLVMContext &ctx = m.getContext();
   const bool nvptx = arch == Arch::NVPTX64;
   GlobalVariable *sharedMemory = nullptr;

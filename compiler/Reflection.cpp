@@ -12,6 +12,10 @@ const char *stageName(Stage s) {
     return "vertex";
   case Stage::Fragment:
     return "fragment";
+  case Stage::Mesh:
+    return "mesh";
+  case Stage::Object:
+    return "object";
   }
   return "unknown";
 }

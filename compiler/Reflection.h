@@ -1,6 +1,7 @@
 //===- Reflection.h - The interface of each MSL function --------------------===//
 //
-// Filled from the AST while parsing (kernel, vertex and fragment functions);
+// Filled from the AST while parsing (kernel, vertex, fragment, mesh and object
+// functions);
 // drives entry-point lowering (kernels) and becomes the REFLECTION artifact
 // (JSON).
 //
@@ -13,7 +14,11 @@
 
 namespace msl::compiler {
 
-enum class Stage { Kernel, Vertex, Fragment };
+enum class Stage { Kernel, Vertex, Fragment, Mesh, Object };
+
+/// Kernel, mesh and object functions run as threadgroups of a grid: they take
+/// the compute built-ins and threadgroup memory.
+inline bool isGridStage(Stage s) { return s == Stage::Kernel || s == Stage::Mesh || s == Stage::Object; }
 
 enum class ArgKind { Buffer, Threadgroup, Texture, Sampler, StageIn, Builtin };
 

@@ -24,6 +24,15 @@
 #define constant __constant
 #define threadgroup __local
 #define thread __private
+// Metal's further address spaces. Clang's OpenCL mode has five (private,
+// global, local, constant, generic); Metal has eight, and member functions
+// may be overloaded on each (spirv-cross's spvUnsafeArray and
+// spvStorageMatrix are). Each extra one is its nearest OpenCL space made
+// volatile: that keeps the overloads apart, and accesses stay correct (never
+// cached in registers), at some cost in speed for these rarely used spaces.
+#define threadgroup_imageblock __local volatile
+#define ray_data __private volatile
+#define object_data __global volatile
 // `global` and `local` are OpenCL keywords but ordinary identifiers in Metal
 // (`float3 local = ...`); rename them so such code parses.
 #define global __msl_id_global

@@ -29,6 +29,6 @@ fragment float4 shared_index(device float *a [[buffer(2)]], constant float *b [[
   return float4(a[0] + b[0]);
 }
 
-fragment float4 tg(threadgroup float *t [[threadgroup(0)]]) { // expected-error {{allowed only in kernels}}
+fragment float4 tg(threadgroup float *t [[threadgroup(0)]]) { // expected-error {{allowed only in kernel, object and mesh functions}}
   return float4(t[0]);
 }
