@@ -932,6 +932,11 @@ CompileResult compile(const CompileJob &job) {
     repairs.clear();
     CompileResult next = compileOnce(repaired, &repairs);
     micros += next.compileTimeMicros;
+    if (std::getenv("MSLD_DEBUG_REPAIR")) { // developer aid: each round's source and errors
+      llvm::errs() << "=== repair round " << round + 1 << "\n" << repaired.mainSource << "\n";
+      for (const auto &d : next.diagnostics)
+        llvm::errs() << d.file << ":" << d.line << ":" << d.column << ": " << d.message << "\n";
+    }
     if (!next.success)
       continue; // more to repair, or not repairable at all
     auto remap = [&](Diagnostic &d) {

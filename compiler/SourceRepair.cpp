@@ -10,7 +10,10 @@
 #include "clang/Lex/Lexer.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <set>
+#include <tuple>
 
 using namespace clang;
 
@@ -30,6 +33,106 @@ bool isBoolVector(QualType t) {
   const auto *v = t.isNull() ? nullptr : t->getAs<ExtVectorType>();
   return v && (v->getElementType()->isSpecificBuiltinType(BuiltinType::Char_S) ||
                v->getElementType()->isSpecificBuiltinType(BuiltinType::Char_U));
+}
+
+// Whether `text` is a comparison (`a.x < b`, `(p == q)`): a relational or
+// equality operator outside any brackets.
+bool isComparison(llvm::StringRef text) {
+  text = text.trim();
+  while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+    text = text.drop_front().drop_back().trim();
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i], next = i + 1 < text.size() ? text[i + 1] : '\0';
+    char prev = i ? text[i - 1] : '\0';
+    if (c == '(' || c == '[')
+      ++depth;
+    else if (c == ')' || c == ']')
+      --depth;
+    else if (depth == 0 && (c == '=' || c == '!') && next == '=')
+      return true;
+    else if (depth == 0 && (c == '<' || c == '>') && next != c && prev != c && prev != '-')
+      return true;
+  }
+  return false;
+}
+
+// The operand of a logical operator that starts at `from` (operandAfter) or
+// ends at `to` (operandBefore): up to the enclosing bracket, a `,`/`;`, or
+// another `||`, `&&` or `?`/`:` at the same depth. [begin, end), trimmed.
+std::pair<size_t, size_t> trimmed(llvm::StringRef text, size_t b, size_t e) {
+  while (b < e && isspace(static_cast<unsigned char>(text[b])))
+    ++b;
+  while (e > b && isspace(static_cast<unsigned char>(text[e - 1])))
+    --e;
+  return {b, e};
+}
+bool endsOperand(llvm::StringRef text, size_t i) {
+  llvm::StringRef two = text.substr(i, 2);
+  char prev = i ? text[i - 1] : '\0';
+  // `=` alone (not ==, !=, <=, >=; not the second `=` of ==).
+  bool assignment = text[i] == '=' && two != "==" && !llvm::StringRef("=!<>").contains(prev);
+  return two == "||" || two == "&&" || assignment || text[i] == ',' || text[i] == ';' ||
+         text[i] == '?' || text[i] == ':' || text[i] == '{' || text[i] == '}';
+}
+std::pair<size_t, size_t> operandAfter(llvm::StringRef text, size_t from) {
+  int depth = 0;
+  size_t i = from;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(' || c == '[')
+      ++depth;
+    else if ((c == ')' || c == ']') && --depth < 0)
+      break;
+    else if (depth == 0 && endsOperand(text, i))
+      break;
+  }
+  return trimmed(text, from, i);
+}
+std::pair<size_t, size_t> operandBefore(llvm::StringRef text, size_t to) {
+  int depth = 0;
+  size_t i = to;
+  for (; i > 0; --i) {
+    char c = text[i - 1];
+    if (c == ')' || c == ']')
+      ++depth;
+    else if ((c == '(' || c == '[') && --depth < 0)
+      break;
+    else if (depth == 0 && (endsOperand(text, i - 1) || (i >= 2 && endsOperand(text, i - 2) &&
+                                                          text[i - 2] == c)))
+      break; // a single-character end, or the second character of || or &&
+  }
+  return trimmed(text, i, to);
+}
+
+// In `TYPE name(...)`, the TYPE text before the name at `name` (an
+// identifier, possibly qualified, possibly with one template argument
+// list), or nothing when the name is not preceded by a type (`return
+// vec<T, 4>(...)`, `= float4(...)`).
+std::optional<llvm::StringRef> declaredTypeBefore(llvm::StringRef text, size_t name) {
+  llvm::StringRef before = text.substr(0, name).rtrim();
+  size_t end = before.size(), i = end;
+  if (i && before[i - 1] == '>') {
+    int angle = 0;
+    for (; i > 0; --i) {
+      angle += before[i - 1] == '>' ? 1 : before[i - 1] == '<' ? -1 : 0;
+      if (angle == 0)
+        break;
+    }
+    if (i == 0)
+      return std::nullopt;
+    --i;
+  }
+  auto isIdent = [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
+  while (i && isIdent(before[i - 1]))
+    --i;
+  llvm::StringRef type = before.substr(i, end - i);
+  llvm::StringRef word = type.take_while([&](char c) { return isIdent(c); });
+  static const char *kNotTypes[] = {"return", "case", "else", "do", "throw", "co_return", "co_yield"};
+  if (word.empty() || isdigit(static_cast<unsigned char>(word[0])) ||
+      llvm::is_contained(kNotTypes, word))
+    return std::nullopt;
+  return type;
 }
 
 // The main-file byte range of `range`: whole macro expansions in it (such
@@ -176,6 +279,47 @@ void RepairCollector::error(const Diagnostic &info) {
       edits_.push_back({end, 0, ")"});
     }
     break;
+  case diag::err_unknown_typename: {
+    // `float4 (&out)[2]`: a declarator that looks like a call, so the
+    // prelude's constructor macro expanded the type name. As the argument
+    // of the prelude's __msl_type<...> the name is not followed by `(` and
+    // stays a type.
+    if (info.getNumArgs() < 1 || info.getArgKind(0) != DiagnosticsEngine::ak_identifierinfo)
+      break;
+    const IdentifierInfo *name = info.getArgIdentifier(0);
+    SourceLocation loc = info.getLocation();
+    if (!name || !name->getName().starts_with("__msl_make_") || !loc.isMacroID())
+      break;
+    loc = sm.getExpansionLoc(loc);
+    llvm::StringRef type = name->getName().drop_front(strlen("__msl_make_"));
+    if (!sm.isInMainFile(loc))
+      break;
+    size_t at = sm.getFileOffset(loc);
+    if (sm.getBufferData(sm.getMainFileID()).substr(at, type.size()) == type)
+      edits_.push_back({unsigned(at), unsigned(type.size()), "__msl_type<" + type.str() + ">"});
+    break;
+  }
+  case diag::err_opencl_implicit_vector_conversion: {
+    // `isunordered(a, b) || a == b` on vectors: a boolN beside a comparison,
+    // which is a boolN in Metal too; the comparison becomes one (__msl_b).
+    // Clang gives no operand ranges, only the operator's place: the operand
+    // is the text up to the enclosing bracket or the next lower-precedence
+    // logical operator.
+    QualType a = typeArg(info, 0), b = typeArg(info, 1);
+    SourceLocation loc = info.getLocation();
+    if (isBoolVector(a) == isBoolVector(b) || !isVector(a) || !isVector(b) || loc.isMacroID() ||
+        !sm.isInMainFile(loc))
+      break;
+    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    size_t op = sm.getFileOffset(loc);
+    size_t opLength = text.substr(op, 2) == "||" || text.substr(op, 2) == "&&" ? 2 : 1;
+    auto [ob, oe] = isBoolVector(a) ? operandAfter(text, op + opLength) : operandBefore(text, op);
+    if (oe > ob && isComparison(text.substr(ob, oe - ob))) {
+      edits_.push_back({unsigned(ob), 0, "__msl_b("});
+      edits_.push_back({unsigned(oe), 0, ")"});
+    }
+    break;
+  }
   case diag::err_opencl_scalar_type_rank_greater_than_vector_type: {
     // The scalar converted to the vector's element type first (Metal's
     // implicit conversion); the vector's text only names its type.
@@ -263,6 +407,12 @@ void RepairCollector::error(const Diagnostic &info) {
       ++i;
     if (i >= text.size() || text[i] != '(')
       break;
+    // `uint2 dimens(w, h);`: the error points at a variable declared with
+    // direct initialization; it becomes `uint2 dimens = make<uint2>(w, h)`.
+    if (auto type = declaredTypeBefore(text, start)) {
+      edits_.push_back({unsigned(i), 1, " = ::metal::detail::make<" + type->str() + ">("});
+      break;
+    }
     edits_.push_back({unsigned(start), 0, "::metal::detail::make<"});
     edits_.push_back({unsigned(i), 1, ">("});
     break;
@@ -328,9 +478,14 @@ std::string applyEdits(const std::string &source, std::vector<SourceEdit> edits,
                    [](const SourceEdit &a, const SourceEdit &b) { return a.offset < b.offset; });
   std::string out;
   unsigned copied = 0;
+  // Each instantiation of a template reports the same error at the same
+  // place: its repair is made once.
+  std::set<std::tuple<unsigned, unsigned, std::string>> made;
   for (const auto &e : edits) {
     if (e.offset < copied || e.offset + e.length > source.size())
       continue; // overlaps an earlier edit
+    if (!made.emplace(e.offset, e.length, e.text).second)
+      continue;
     out.append(source, copied, e.offset - copied);
     // Position of the edit in the original text.
     unsigned line = 1 + unsigned(std::count(source.begin(), source.begin() + e.offset, '\n'));

@@ -165,16 +165,18 @@ template <class E, class S> constexpr vec_of_t<E, 4> widen4(S x) {
   else return v;
 }
 
-// Lane j of (acc with K valid lanes) ++ (next): index into shufflevector's
-// 8-lane concatenation of its two operands.
-constexpr int cat_index(int j, int k) { return j < k ? j : (j - k + 4 <= 7 ? j - k + 4 : 0); }
+// Lane j of (acc with K valid lanes) ++ (next, N lanes): index into
+// shufflevector's 8-lane concatenation of its two operands. Lanes past both
+// keep acc's (zero) value.
+constexpr int cat_index(int j, int k, int n) { return j < k ? j : (j < k + n ? j - k + 4 : j); }
 
 template <class E, int K> constexpr vec_of_t<E, 4> cat(vec_of_t<E, 4> acc) { return acc; }
 template <class E, int K, class A0, class... As>
 constexpr vec_of_t<E, 4> cat(vec_of_t<E, 4> acc, A0 a0, As... as) {
   vec_of_t<E, 4> w = widen4<E>(a0);
-  vec_of_t<E, 4> r = __builtin_shufflevector(acc, w, cat_index(0, K), cat_index(1, K),
-                                             cat_index(2, K), cat_index(3, K));
+  constexpr int n = vec<A0>::n;
+  vec_of_t<E, 4> r = __builtin_shufflevector(acc, w, cat_index(0, K, n), cat_index(1, K, n),
+                                             cat_index(2, K, n), cat_index(3, K, n));
   return cat<E, K + vec<A0>::n>(r, as...);
 }
 
@@ -192,7 +194,10 @@ template <class A> constexpr auto unpack(A a) {
 //   V(scalar)      splat (value-converted)
 //   V(vectorN)     element-wise value conversion (not OpenCL's bitcast)
 //   V(vectorM>N)   the first N components, converted (float3(float4))
-//   V(a, b, ...)   concatenation of scalars and vectors, N components total
+//   V(a, b, ...)   concatenation of scalars and vectors, N components at
+//                  most; missing trailing components are zero, as in the
+//                  braced form `uint4 v = {x, uint2(0)};` (spirv-cross writes
+//                  uint4(x, uint2(0)), and Apple's compiler accepts it)
 template <class V, class... A> constexpr V make(A... a) {
   using E = typename vec<V>::elem;
   constexpr int N = vec<V>::n;
@@ -209,9 +214,11 @@ template <class V, class... A> constexpr V make(A... a) {
     if constexpr (N == 2) return __builtin_shufflevector(w, w, 0, 1);
     else return __builtin_shufflevector(w, w, 0, 1, 2);
   } else {
-    static_assert((vec<A>::n + ...) == N,
-                  "Metal vector constructor: the arguments must supply exactly "
-                  "as many components as the vector has (or a single scalar)");
+    static_assert(sizeof...(A) > 1, "Metal vector constructor: a single vector argument needs "
+                                    "at least as many components as the vector has");
+    static_assert((vec<A>::n + ...) <= N,
+                  "Metal vector constructor: the arguments supply more components "
+                  "than the vector has");
     vec_of_t<E, 4> r = cat<E, 0>((vec_of_t<E, 4>)(E)0, a...);
     if constexpr (N == 2) return __builtin_shufflevector(r, r, 0, 1);
     else if constexpr (N == 3) return __builtin_shufflevector(r, r, 0, 1, 2);
@@ -220,6 +227,11 @@ template <class V, class... A> constexpr V make(A... a) {
 }
 } // namespace detail
 } // namespace metal
+
+// __msl_type<float4>: the type float4 where a declarator looks like a call
+// (`float4 (&out)[2]`) and the constructor macro below would expand; the
+// frontend's source repair writes it.
+template <class T> using __msl_type = T;
 
 // ---- vector constructors ------------------------------------------------------
 // `float4(a, b, c, d)` is rejected for ext_vector types and `float4(int4)`

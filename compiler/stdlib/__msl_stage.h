@@ -42,7 +42,8 @@ template <class T> constexpr auto __msl_b(T x) {
   if constexpr (__msl_lanes<T>::n == 1)
     return x;
   else
-    return __builtin_convertvector(x != 0, char __attribute__((ext_vector_type(__msl_lanes<T>::n)))) &
+    return __builtin_convertvector(x != (typename __msl_lanes<T>::elem)0,
+                                   char __attribute__((ext_vector_type(__msl_lanes<T>::n)))) &
            (char __attribute__((ext_vector_type(__msl_lanes<T>::n))))1;
 }
 template <class V, class S> constexpr typename __msl_lanes<V>::elem __msl_sc(S s) {
