@@ -264,6 +264,16 @@ private:
     return std::nullopt;
   }
 
+  // An acceleration structure or intersection function table
+  // (metal::raytracing), which binds to a [[buffer(n)]] as a handle.
+  static bool isRaytracingHandle(clang::QualType t) {
+    const auto *record = t->getAsCXXRecordDecl();
+    const auto *ns = record ? llvm::dyn_cast<clang::NamespaceDecl>(record->getDeclContext()) : nullptr;
+    return ns && ns->getName() == "raytracing" &&
+           (record->getName() == "acceleration_structure" ||
+            record->getName() == "intersection_function_table");
+  }
+
   // "mesh" for a metal::mesh<...> argument, "mesh_grid_properties" for that one.
   static std::optional<std::string> gridOutputKind(clang::QualType t) {
     llvm::StringRef n = metalRecordName(t);
@@ -395,8 +405,20 @@ private:
           error(p->getLocation(), what + ": only one argument may be [[stage_in]]");
         hasStageIn = true;
         membersOf(value, "", a.members);
+      } else if (isRaytracingHandle(value) && !type->isPointerType() && !type->isReferenceType()) {
+        a.kind = ArgKind::Buffer;
+        a.handle = true;
+        a.access = "read";
+        auto attr = binding("buffer");
+        if (!attr && !binding("user")) {
+          error(p->getLocation(), what + " needs a [[buffer(n)]] index");
+          continue;
+        }
+        if (attr)
+          a.index = attr->index;
       } else if (resource) {
         a.kind = *resource;
+        a.handle = true;
         const char *attrName = a.kind == ArgKind::Texture ? "texture" : "sampler";
         auto attr = binding(attrName);
         if (!attr && !binding("user")) {

@@ -287,6 +287,12 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     std::vector<Type *> params;
     if (nvptx) {
       for (unsigned i = 0; i < k.args.size(); ++i) {
+        if (k.args[i].handle) {
+          // One 64-bit handle, or a pointer to an array's handles.
+          params.push_back(k.args[i].arrayLength ? static_cast<Type *>(PointerType::get(ctx, 0))
+                                                 : Type::getInt64Ty(ctx));
+          continue;
+        }
         switch (k.args[i].kind) {
         case ArgKind::Buffer:
           params.push_back(body->getArg(i)->getType());
@@ -296,10 +302,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
           break;
         case ArgKind::Texture:
         case ArgKind::Sampler:
-          // One 64-bit handle, or a pointer to an array's handles.
-          params.push_back(k.args[i].arrayLength ? static_cast<Type *>(PointerType::get(ctx, 0))
-                                                 : Type::getInt64Ty(ctx));
-          break;
+          break; // handles (above)
         case ArgKind::StageIn:
           params.push_back(PointerType::get(ctx, 0));
           break;
@@ -335,7 +338,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
         Type *elem = b.getIntNTy(a.builtinBits);
         callArgs.push_back(shapeTo(b, *v, paramType, width, elem, scratch));
       } else {
-        bool resource = a.kind == ArgKind::Texture || a.kind == ArgKind::Sampler;
+        bool resource = a.handle;
         bool handleArray = resource && a.arrayLength;
         bool stageIn = a.kind == ArgKind::StageIn;
         Value *p;

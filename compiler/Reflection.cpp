@@ -55,7 +55,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     jf["symbol"] = f.symbol;
     jf["arguments"] = nlohmann::json::array();
     // A kernel's entry point parameters: NVPTX takes buffers as pointers,
-    // textures and samplers as 64-bit handles (arrays of them: a pointer to
+    // textures, samplers and acceleration structures ("handle": true) as
+    // 64-bit handles (arrays of them: a pointer to
     // the handles), [[stage_in]] as a pointer to one input struct per thread
     // of the grid (linear order) and threadgroup arguments as byte offsets
     // into dynamic shared memory; the CPU entry takes
@@ -77,6 +78,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
         ja["access"] = a.access;
         ja["index"] = a.index ? nlohmann::json(*a.index) : nlohmann::json(nullptr);
         ja["reference"] = a.isReference;
+        if (a.handle)
+          ja["handle"] = true; // passed as a 64-bit handle, not memory
         std::string param = a.kind == ArgKind::Threadgroup ? "threadgroup_offset:" : kindName(a.kind) + std::string(":");
         params.push_back(param + (a.index ? std::to_string(*a.index) : a.name));
       }

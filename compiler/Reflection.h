@@ -42,6 +42,9 @@ struct ShaderArg {
   /// "read" (const pointee) or "read_write"; textures: their access.
   std::string access;
   bool isReference = false;
+  /// Passed as an opaque 64-bit handle (textures, samplers, acceleration
+  /// structures and intersection function tables), not as memory.
+  bool handle = false;
   std::optional<unsigned> index; // [[buffer(n)]], [[threadgroup(n)]], [[texture(n)]], [[sampler(n)]]
   std::string builtin;           // [[thread_position_in_grid]], [[vertex_id]], ...
   unsigned builtinWidth = 1;     // compute built-ins: components (1, 2 or 3)
