@@ -948,31 +948,43 @@ CompileResult compile(const CompileJob &job) {
   CompileJob repaired = job;
   std::vector<ColumnMap> maps; // one per round, each back to the round before
   int64_t micros = first.compileTimeMicros;
+  auto errorCount = [](const CompileResult &r) {
+    return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
+                         [](const Diagnostic &d) { return d.severity == Severity::Error; });
+  };
+  std::optional<CompileResult> last;
   for (int round = 0; round < kMaxRepairRounds && !repairs.empty(); ++round) {
     maps.emplace_back();
     repaired.mainSource = applyEdits(repaired.mainSource, repairs, maps.back());
     repairs.clear();
-    CompileResult next = compileOnce(repaired, &repairs);
-    micros += next.compileTimeMicros;
+    last = compileOnce(repaired, &repairs);
+    micros += last->compileTimeMicros;
     if (std::getenv("MSLD_DEBUG_REPAIR")) { // developer aid: each round's source and errors
       llvm::errs() << "=== repair round " << round + 1 << "\n" << repaired.mainSource << "\n";
-      for (const auto &d : next.diagnostics)
+      for (const auto &d : last->diagnostics)
         llvm::errs() << d.file << ":" << d.line << ":" << d.column << ": " << d.message << "\n";
     }
-    if (!next.success)
-      continue; // more to repair, or not repairable at all
+    if (!last->success && !repairs.empty())
+      continue; // more to repair
+    break;
+  }
+  // The repaired source's result stands when it compiled, or when it failed
+  // with fewer errors and nothing left to repair: the repairs removed errors
+  // and what remains is the source's own (a real error next to a repaired
+  // construct is then reported alone). Otherwise the original's result.
+  if (last && repairs.empty() && (last->success || errorCount(*last) < errorCount(first))) {
     auto remap = [&](Diagnostic &d) {
       if (d.file == job.mainPath)
         for (auto m = maps.rbegin(); m != maps.rend(); ++m)
           d.column = m->original(d.line, d.column);
     };
-    for (auto &d : next.diagnostics) {
+    for (auto &d : last->diagnostics) {
       remap(d);
       for (auto &n : d.notes)
         remap(n);
     }
-    next.compileTimeMicros = micros;
-    return next;
+    last->compileTimeMicros = micros;
+    return std::move(*last);
   }
   // Not (only) repairable: the original source's result and diagnostics,
   // compiled in full.

@@ -379,10 +379,11 @@ void RepairCollector::error(const Diagnostic &info) {
     // prelude's macros cannot see (an alias template). The error points at
     // the type; it is rewritten to metal::detail::make<TYPE>(...). If TYPE
     // was not a vector the repaired compile fails and the error stands.
-    SourceLocation loc = info.getLocation();
-    if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
-      loc = sm.getSpellingLoc(loc);
-    if (loc.isMacroID() || !sm.isInMainFile(loc))
+    // In a macro (argument or body) the text to edit is where it is spelled
+    // (mfa declares vectors so inside macros); a macro body's edit applies
+    // to every expansion alike.
+    SourceLocation loc = sm.getSpellingLoc(info.getLocation());
+    if (!sm.isInMainFile(loc))
       break;
     llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
     size_t start = sm.getFileOffset(loc), i = start;
