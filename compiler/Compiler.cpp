@@ -4,6 +4,7 @@
 #include "ConstantCopies.h"
 #include "SourceRepair.h"
 #include "EntryPoints.h"
+#include "PreciseMath.h"
 #include "Reflection.h"
 #include "msl/compiler/Options.h"
 
@@ -1108,6 +1109,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     result.diagnostics.push_back(commandLineError("internal compiler error: " + what));
     return finish();
   };
+  makePreciseMathPrecise(*module);
   if (std::string err = lowerEntryPoints(*module, functions, job.target.arch); !err.empty())
     return internalError(err);
   std::string verifyMessage;

@@ -1,0 +1,79 @@
+#include "PreciseMath.h"
+
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <vector>
+
+using namespace llvm;
+
+namespace msl::compiler {
+namespace {
+
+// Itanium-mangled names: metal::precise::... ("5metal7precise", or
+// "S_7precise" where `metal` was already substituted, as in lambdas and
+// template arguments) and __msl_libm::... ("9__msl_libm").
+bool isPreciseName(StringRef name) {
+  return name.contains("5metal7precise") || name.contains("S_7precise") ||
+         name.contains("9__msl_libm");
+}
+
+// Inlines every call to a function with a body, also those the inlined code
+// brings in. The stdlib's helpers are small; the bound keeps a pathological
+// (recursive) body from growing without end.
+void inlineCallees(Function &f) {
+  for (int pass = 0; pass < 64; ++pass) {
+    std::vector<CallBase *> calls;
+    for (Instruction &i : instructions(f))
+      if (auto *call = dyn_cast<CallBase>(&i))
+        if (Function *callee = call->getCalledFunction();
+            callee && !callee->isDeclaration() && callee != &f)
+          calls.push_back(call);
+    if (calls.empty())
+      return;
+    for (CallBase *call : calls) {
+      InlineFunctionInfo info;
+      InlineFunction(*call, info);
+    }
+  }
+}
+
+void dropNoFPClass(CallBase &call) {
+  call.removeRetAttr(Attribute::NoFPClass);
+  for (unsigned i = 0; i < call.arg_size(); ++i)
+    call.removeParamAttr(i, Attribute::NoFPClass);
+}
+
+} // namespace
+
+void makePreciseMathPrecise(Module &m) {
+  std::vector<Function *> precise;
+  for (Function &f : m)
+    if (!f.isDeclaration() && isPreciseName(f.getName()))
+      precise.push_back(&f);
+  for (Function *f : precise) {
+    inlineCallees(*f);
+    for (Instruction &i : instructions(*f)) {
+      if (isa<FPMathOperator>(&i)) {
+        i.copyFastMathFlags(FastMathFlags());
+        i.setMetadata(LLVMContext::MD_fpmath, nullptr); // OpenCL's 2.5 ulp division
+      }
+      if (auto *call = dyn_cast<CallBase>(&i))
+        dropNoFPClass(*call);
+    }
+    f->removeRetAttr(Attribute::NoFPClass);
+    for (unsigned i = 0; i < f->arg_size(); ++i)
+      f->removeParamAttr(i, Attribute::NoFPClass);
+    for (const char *attr : {"unsafe-fp-math", "no-nans-fp-math", "no-infs-fp-math",
+                             "no-signed-zeros-fp-math", "approx-func-fp-math"})
+      f->addFnAttr(attr, "false");
+    for (User *u : f->users())
+      if (auto *call = dyn_cast<CallBase>(u))
+        dropNoFPClass(*call);
+  }
+}
+
+} // namespace msl::compiler
