@@ -380,38 +380,62 @@ int main(int argc, char **argv) {
                     fmtMs(percentile(service, .99)), fmtMs(percentile(local, .5)), ratio});
   }
 
-  // (c) what #include <metal_stdlib> costs a trivial kernel, in-process.
-  // "precompiled": the include comes first, so the per-process precompiled
-  // stdlib serves it; "parsed": a #define before the include makes the
-  // compiler parse the headers from source. Variants alternate per run.
-  {
-    const std::string kernel =
-        "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
-        "{ a[i] = a[i] * 2.0f; }\n";
-    const std::vector<std::pair<std::string, std::string>> variants = {
-        {"trivial kernel, no #include", kernel},
-        {"+ #include <metal_stdlib> (precompiled)", "#include <metal_stdlib>\n" + kernel},
-        {"+ #include <metal_stdlib> (parsed)", "#define MSL_BENCH 1\n#include <metal_stdlib>\n" + kernel}};
+  // In-process compiles of source variants, alternating per run after one
+  // warm-up compile each (which also builds the precompiled stdlib of its
+  // configuration); each row's ratio is against the first variant.
+  auto compareVariants = [&](const std::vector<std::pair<std::string, std::string>> &variants,
+                             const std::string &against, msl::compiler::Arch arch) {
     std::vector<std::vector<double>> times(variants.size());
-    for (size_t v = 0; v < variants.size(); ++v) // warm-up: builds the precompiled stdlib once
-      if (!msl::compiler::compile(inProcessJob("k.metal", variants[v].second, nonceOptions(++nonce))).success)
+    auto job = [&](const std::string &source) {
+      auto j = inProcessJob("k.metal", source, nonceOptions(++nonce));
+      j.target.arch = arch;
+      if (arch == msl::compiler::Arch::NVPTX64)
+        j.outputs = {msl::compiler::OutputKind::PTX};
+      return j;
+    };
+    for (size_t v = 0; v < variants.size(); ++v)
+      if (!msl::compiler::compile(job(variants[v].second)).success)
         die(variants[v].first + ": in-process compile failed");
     for (int i = 0; i < args.coldRuns; ++i)
       for (size_t v = 0; v < variants.size(); ++v) {
-        auto job = inProcessJob("k.metal", variants[v].second, nonceOptions(++nonce));
+        auto j = job(variants[v].second);
         auto t0 = Clock::now();
-        auto r = msl::compiler::compile(job);
+        auto r = msl::compiler::compile(j);
         times[v].push_back(micros(Clock::now() - t0));
         if (!r.success) die(variants[v].first + ": in-process compile failed");
       }
     for (size_t v = 0; v < variants.size(); ++v) {
-      char ratio[48];
-      std::snprintf(ratio, sizeof ratio, "%.2fx the trivial kernel",
-                    percentile(times[v], .5) / percentile(times[0], .5));
+      char ratio[64];
+      std::snprintf(ratio, sizeof ratio, "%.2fx %s", percentile(times[v], .5) / percentile(times[0], .5),
+                    against.c_str());
       rows.push_back({variants[v].first, std::to_string(args.coldRuns), "-", "-",
                       fmtMs(percentile(times[v], .5)), v == 0 ? "-" : ratio});
     }
-  }
+  };
+
+  // (c) what #include <metal_stdlib> costs a trivial kernel, in-process.
+  // "precompiled": the include comes first, so the per-process precompiled
+  // stdlib serves it; "parsed": a #define before the include makes the
+  // compiler parse the headers from source.
+  const std::string trivial =
+      "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+      "{ a[i] = a[i] * 2.0f; }\n";
+  compareVariants({{"trivial kernel, no #include", trivial},
+                   {"+ #include <metal_stdlib> (precompiled)", "#include <metal_stdlib>\n" + trivial},
+                   {"+ #include <metal_stdlib> (parsed)", "#define MSL_BENCH 1\n#include <metal_stdlib>\n" + trivial}},
+                  "the trivial kernel", msl::compiler::Arch::X86_64);
+
+  // (d) what precise:: math costs a compile (its accurate kernels are
+  // inlined and built without fast-math) against fast::, to PTX.
+  auto mathKernel = [](const std::string &ns) {
+    return "#include <metal_stdlib>\nusing namespace metal;\n"
+           "kernel void k(device float4* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+           "  float4 x = a[i];\n  a[i] = " + ns + "sin(x) + " + ns + "exp(x) + " + ns + "pow(x, 2.5f) + " +
+           ns + "atan2(x, x + 1.0f);\n}\n";
+  };
+  compareVariants({{"math kernel, fast:: (PTX)", mathKernel("fast::")},
+                   {"math kernel, precise:: (PTX)", mathKernel("precise::")}},
+                  "the fast:: compile", msl::compiler::Arch::NVPTX64);
 
   std::cout << "\n";
   printTable(rows);
