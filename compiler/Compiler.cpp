@@ -312,6 +312,8 @@ private:
       f.symbol = f.name;
     }
     f.attributes = attributeList(fd);
+    if (auto host = findMslAttribute(fd, "host_name"))
+      f.hostName = host->argument;
     const std::string function = std::string(stageName(stage)) + " function '" + f.name + "'";
     std::map<std::pair<ArgKind, unsigned>, std::string> used;
     bool hasStageIn = false;

@@ -314,7 +314,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       params = {PointerType::get(ctx, 0), PointerType::get(ctx, 0)};
     }
     Function *entry = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
-                                       GlobalValue::ExternalLinkage, k.symbol, m);
+                                       GlobalValue::ExternalLinkage, entrySymbol(k), m);
     entry->copyAttributesFrom(body);
     entry->setLinkage(GlobalValue::ExternalLinkage);
     entry->removeFnAttr(Attribute::AlwaysInline);
@@ -392,7 +392,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
   if (nvptx) {
     std::set<std::string> interface;
     for (const auto &f : functions)
-      interface.insert(f.symbol);
+      interface.insert(f.stage == Stage::Kernel ? entrySymbol(f) : f.symbol);
     for (Function &f : m.functions())
       if (!f.isDeclaration() && !interface.count(f.getName().str()) && !f.hasLocalLinkage())
         f.setLinkage(GlobalValue::InternalLinkage);

@@ -50,9 +50,9 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
   out["functions"] = nlohmann::json::array();
   for (const auto &f : functions) {
     nlohmann::json jf;
-    jf["name"] = f.name;
+    jf["name"] = f.hostName.empty() ? f.name : f.hostName;
     jf["stage"] = stageName(f.stage);
-    jf["symbol"] = f.symbol;
+    jf["symbol"] = f.stage == Stage::Kernel ? entrySymbol(f) : f.symbol;
     jf["arguments"] = nlohmann::json::array();
     // A kernel's entry point parameters: NVPTX takes buffers as pointers,
     // textures, samplers and acceleration structures ("handle": true) as

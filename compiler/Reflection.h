@@ -61,7 +61,10 @@ struct ShaderArg {
 struct ShaderFunction {
   Stage stage = Stage::Kernel;
   std::string name;   // as written in the source
-  std::string symbol; // the LLVM symbol Clang gave it (kernels: their entry point's)
+  std::string symbol; // the LLVM symbol Clang gave it
+  /// [[host_name("...")]]: the name the API knows it by (kernels: their
+  /// entry point's symbol).
+  std::string hostName;
   std::vector<ShaderArg> args;
   /// What the function returns: one variable for a scalar/vector return,
   /// the members of a returned struct, nothing for void.
@@ -70,6 +73,11 @@ struct ShaderFunction {
   /// "early_fragment_tests", "patch:quad,4".
   std::vector<std::string> attributes;
 };
+
+/// A kernel's entry point symbol: its host name, or Clang's symbol.
+inline const std::string &entrySymbol(const ShaderFunction &f) {
+  return f.hostName.empty() ? f.symbol : f.hostName;
+}
 
 const char *stageName(Stage s);
 
