@@ -442,6 +442,29 @@ void RepairCollector::error(const Diagnostic &info) {
     }
     break;
   }
+  case diag::err_bad_cxx_cast_qualifiers_away: {
+    // `reinterpret_cast<constant B* constant (&)[8]>(set.b20)` over an
+    // array of `const device B*` (spirv-cross's argument buffers): Metal
+    // reinterprets the pointers; C++ forbids dropping the pointees' const.
+    // As a C-style cast, (T)(e), it is the reinterpretation Metal means.
+    SourceLocation loc = sm.getSpellingLoc(info.getLocation());
+    if (!sm.isInMainFile(loc))
+      break;
+    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    size_t at = sm.getFileOffset(loc);
+    const llvm::StringRef kCast = "reinterpret_cast<";
+    if (text.substr(at, kCast.size()) != kCast)
+      break;
+    int angle = 1;
+    size_t i = at + kCast.size();
+    for (; i < text.size() && angle > 0; ++i)
+      angle += text[i] == '<' ? 1 : text[i] == '>' ? -1 : 0;
+    if (angle != 0 || i >= text.size() || text[i] != '(')
+      break;
+    edits_.push_back({unsigned(at), unsigned(kCast.size()), "("});
+    edits_.push_back({unsigned(i - 1), 1, ")"});
+    break;
+  }
   case diag::err_bad_cxx_cast_generic: {
     SourceLocation loc = info.getLocation();
     if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
