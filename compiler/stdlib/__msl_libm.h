@@ -463,6 +463,29 @@ __MSL_LIBM_FN ff asin_big(float ax) {
   return {s.hi, fma_(s.hi * z, asin_p(z), s.lo)};
 }
 
+// exp2(x * (m_hi + m_lo)) for exp and exp10 (m = log2(e), log2(10)), with
+// their overflow and underflow thresholds in x.
+__MSL_LIBM_FN float exp2_of_product(float x, float m_hi, float m_lo, float over, float under) {
+  __MSL_LIBM_PRECISE
+  if (isnan_(x)) return qnan_();
+  if (x > over) return inf_();
+  if (x < under) return 0.0f;
+  ff t = mul_exact(x, m_hi);
+  t.lo = fma_(x, m_lo, t.lo);
+  exp_t e = exp2_core(t.hi, t.lo);
+  return scale(e.hi + e.lo, e.k);
+}
+
+// The logarithms' special cases: NaN, 0 (-inf), negative (NaN), +inf.
+// False for a positive finite x.
+__MSL_LIBM_FN bool log_special(float x, float &result) {
+  if (isnan_(x) || x < 0.0f) result = qnan_();
+  else if (x == 0.0f) result = -inf_();
+  else if (isinf_(x)) result = x;
+  else return false;
+  return true;
+}
+
 }  // namespace detail
 
 // =================================================================== public
@@ -479,55 +502,32 @@ __MSL_LIBM_FN float exp2(float x) {
 
 __MSL_LIBM_FN float exp(float x) {
   __MSL_LIBM_PRECISE
-  using namespace detail;
-  if (isnan_(x)) return qnan_();
-  if (x > 89.0f) return inf_();
-  if (x < -104.0f) return 0.0f;
-  ff t = mul_exact(x, LOG2E_hi);
-  t.lo = fma_(x, LOG2E_lo, t.lo);
-  exp_t e = exp2_core(t.hi, t.lo);
-  return scale(e.hi + e.lo, e.k);
+  return detail::exp2_of_product(x, detail::LOG2E_hi, detail::LOG2E_lo, 89.0f, -104.0f);
 }
 
 __MSL_LIBM_FN float exp10(float x) {
   __MSL_LIBM_PRECISE
-  using namespace detail;
-  if (isnan_(x)) return qnan_();
-  if (x > 39.0f) return inf_();
-  if (x < -46.0f) return 0.0f;
-  ff t = mul_exact(x, LOG2_10_hi);
-  t.lo = fma_(x, LOG2_10_lo, t.lo);
-  exp_t e = exp2_core(t.hi, t.lo);
-  return scale(e.hi + e.lo, e.k);
+  return detail::exp2_of_product(x, detail::LOG2_10_hi, detail::LOG2_10_lo, 39.0f, -46.0f);
 }
 
 __MSL_LIBM_FN float log(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
-  if (isnan_(x)) return qnan_();
-  if (x == 0.0f) return -inf_();
-  if (x < 0.0f) return qnan_();
-  if (isinf_(x)) return x;
+  if (float special; log_special(x, special)) return special;
   return log_combine(log_core(x), 0.0f);
 }
 
 __MSL_LIBM_FN float log2(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
-  if (isnan_(x)) return qnan_();
-  if (x == 0.0f) return -inf_();
-  if (x < 0.0f) return qnan_();
-  if (isinf_(x)) return x;
+  if (float special; log_special(x, special)) return special;
   return sum(log2_ff(log_core(x)));
 }
 
 __MSL_LIBM_FN float log10(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
-  if (isnan_(x)) return qnan_();
-  if (x == 0.0f) return -inf_();
-  if (x < 0.0f) return qnan_();
-  if (isinf_(x)) return x;
+  if (float special; log_special(x, special)) return special;
   log_t l = log_core(x);
   ff u = mul_exact(l.hi, INVLN10_hi);
   u.lo += fma_(l.hi, INVLN10_lo, l.lo * INVLN10_hi);
