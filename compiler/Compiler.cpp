@@ -522,6 +522,28 @@ private:
   clang::PrintingPolicy policy_;
 };
 
+/// On NVPTX, Metal's `constant` memory (buffers bound to `constant T *`
+/// arguments, and program-scope constants, which such pointers may also
+/// point to) is read-only device memory, not the GPU's 64 KB constant bank
+/// that Clang's OpenCL map sends `__constant` to (ld.const, which reads the
+/// bank, not the buffer a runtime binds). The target's map is swapped for
+/// one where `constant` is the global address space, before the AST is made.
+void useGlobalMemoryForConstant(clang::TargetInfo &target) {
+  // The map is a protected member of TargetInfo; a pointer to it formed
+  // through a derived class is the standard way to reach it.
+  struct Access : clang::TargetInfo {
+    using clang::TargetInfo::AddrSpaceMap;
+  };
+  static const clang::LangASMap &map = [&]() -> const clang::LangASMap & {
+    static clang::LangASMap m;
+    std::copy(std::begin(target.getAddressSpaceMap()), std::end(target.getAddressSpaceMap()), m);
+    m[unsigned(clang::LangAS::opencl_constant)] = m[unsigned(clang::LangAS::opencl_global)];
+    return m;
+  }();
+  const clang::LangASMap *clang::TargetInfo::*member = &Access::AddrSpaceMap;
+  target.*member = &map;
+}
+
 /// Parses, checks entry functions and emits LLVM IR (no optimization yet: entry
 /// points are generated first, then the whole module is optimized once).
 class MslAction : public clang::EmitLLVMOnlyAction {
@@ -531,6 +553,12 @@ public:
       : EmitLLVMOnlyAction(ctx), functions_(functions), repairs_(repairs) {}
 
 protected:
+  bool BeginInvocation(clang::CompilerInstance &ci) override {
+    if (ci.hasTarget() && ci.getTarget().getTriple().isNVPTX())
+      useGlobalMemoryForConstant(ci.getTarget());
+    return EmitLLVMOnlyAction::BeginInvocation(ci);
+  }
+
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
@@ -599,6 +627,11 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
     // The driver takes -mcpu only for CUDA; say it to cc1 directly.
     std::string sm = job.target.cpu.empty() ? std::string(kDefaultSm) : job.target.cpu;
     args.insert(args.end(), {"-Xclang", "-target-cpu", "-Xclang", sm});
+    // vec3 stores as <3 x T>, not widened to <4 x T>: the optimizer can then
+    // evaluate program-scope constant initializers built from other
+    // constants (`constant int3 b = int3(a.x, 0, a.z);`), which a GPU
+    // module cannot run as a constructor.
+    args.insert(args.end(), {"-Xclang", "-fpreserve-vec3-type"});
   }
   for (const auto &d : opts.defines)
     args.push_back("-D" + d.name + "=" + d.value.value_or("1"));

@@ -472,7 +472,7 @@ TEST(VectorTest, ProgramScopeConstantIsStaticInitializer) {
   CompileResult ptx = compile(makeJob(src, {}, {OutputKind::PTX}, Arch::NVPTX64));
   ASSERT_TRUE(ptx.success) << dump(ptx);
   EXPECT_NE(ptx.artifacts[OutputKind::PTX].find(
-                ".const .align 16 .b8 kC[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64}"),
+                ".global .align 16 .b8 kC[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64}"),
             std::string::npos)
       << ptx.artifacts[OutputKind::PTX];
 }
