@@ -5,7 +5,10 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/ParsedAttrInfo.h"
+#include "clang/Lex/Pragma.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Sema/Lookup.h"
+#include "clang/Sema/SemaConsumer.h"
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Scope.h"
 #include "clang/Sema/Sema.h"
@@ -159,6 +162,7 @@ struct CompileContext {
   const std::map<std::string, std::string> *functionConstants = nullptr;
   int metalVersion = 200;
   bool ios = false;
+  Sema *sema = nullptr; // while a compile's parser runs (see KernelTemplates)
 };
 thread_local CompileContext tContext;
 
@@ -418,6 +422,50 @@ struct MslAttrInfo : public ParsedAttrInfo {
 ParsedAttrInfoRegistry::Add<MslAttrInfo> gRegistration("msl-attributes",
                                                        "Metal Shading Language attributes");
 
+// ---- kernel templates ------------------------------------------------------
+// `template <typename T> kernel void f(...)` with `template [[host_name("x")]]
+// kernel void f<float>(...);` instantiations (PyTorch, MLX) is not C++ for
+// OpenCL: kernels cannot be templates. Source repair (SourceRepair.cpp)
+// rewrites the template into a plain one returning `auto` whose body starts
+// with `_Pragma("msl kernel")`, and each instantiation into a kernel that
+// calls it. The pragma marks the template a kernel once its declaration is
+// checked, so its body may declare threadgroup variables; the `auto` makes
+// each call instantiate the body right there, in the calling kernel's
+// outermost scope, where OpenCL allows them; and once instantiated, the
+// instantiation stops being a kernel, so it is an ordinary (mangled)
+// function that the kernel calls.
+struct KernelBodyPragma : public PragmaHandler {
+  KernelBodyPragma() : PragmaHandler("msl") {}
+  void HandlePragma(Preprocessor &pp, PragmaIntroducer introducer, Token &) override {
+    Token what;
+    pp.LexUnexpandedToken(what);
+    FunctionDecl *fd = tContext.sema ? tContext.sema->getCurFunctionDecl() : nullptr;
+    // (`kernel` is a keyword token in OpenCL mode, not an identifier.)
+    if (fd && what.getIdentifierInfo() && what.getIdentifierInfo()->getName() == "kernel" &&
+        !fd->hasAttr<OpenCLKernelAttr>())
+      fd->addAttr(OpenCLKernelAttr::CreateImplicit(fd->getASTContext(), introducer.Loc));
+  }
+};
+PragmaHandlerRegistry::Add<KernelBodyPragma> gPragmaRegistration("msl-kernel-body",
+                                                                 "#pragma msl kernel");
+
+class KernelTemplates : public SemaConsumer {
+  void InitializeSema(Sema &S) override { tContext.sema = &S; }
+  void ForgetSema() override { tContext.sema = nullptr; }
+  // Sema hands an instantiated body to the consumers as a top-level
+  // declaration; this consumer comes first, so the others (the stage
+  // collector, code generation) see an ordinary function.
+  bool HandleTopLevelDecl(DeclGroupRef group) override {
+    for (Decl *d : group)
+      if (auto *fd = dyn_cast<FunctionDecl>(d); fd && fd->isTemplateInstantiation())
+        fd->dropAttr<OpenCLKernelAttr>();
+    return true;
+  }
+  void HandleCXXImplicitFunctionInstantiation(FunctionDecl *fd) override {
+    HandleTopLevelDecl(DeclGroupRef(fd));
+  }
+};
+
 } // namespace
 
 AttributeScope::AttributeScope(const std::map<std::string, std::string> &functionConstants,
@@ -426,7 +474,14 @@ AttributeScope::AttributeScope(const std::map<std::string, std::string> &functio
 }
 AttributeScope::~AttributeScope() { tContext = {}; }
 
-void ensureAttributesRegistered() { (void)&gRegistration; }
+void ensureAttributesRegistered() {
+  (void)&gRegistration;
+  (void)&gPragmaRegistration;
+}
+
+std::unique_ptr<clang::ASTConsumer> createKernelTemplatesConsumer() {
+  return std::make_unique<KernelTemplates>();
+}
 
 bool isComputeBuiltin(const std::string &name) {
   const AttrSpec *s = specOf(name);

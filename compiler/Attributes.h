@@ -19,7 +19,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 namespace clang {
+class ASTConsumer;
 class Decl;
 }
 
@@ -63,7 +66,13 @@ public:
   AttributeScope &operator=(const AttributeScope &) = delete;
 };
 
-/// Forces the registration object's translation unit to be linked.
+/// Forces the registration objects' translation unit to be linked (the
+/// attributes and `#pragma msl kernel`).
 void ensureAttributesRegistered();
+
+/// The consumer behind kernel templates (see Attributes.cpp): gives
+/// `#pragma msl kernel` the compile's Sema and turns instantiated kernel
+/// templates into ordinary functions. Part of every compile's consumers.
+std::unique_ptr<clang::ASTConsumer> createKernelTemplatesConsumer();
 
 } // namespace msl::compiler

@@ -562,6 +562,7 @@ protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(createKernelTemplatesConsumer());
     consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
     if (repairs_)
@@ -640,8 +641,11 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
   // Valid Metal that Clang's C++17/OpenCL view warns about; Apple's compiler
   // does not, and -Werror builds must not fail on them: explicit template
   // arguments on an ADL call (C++20 in Clang's view) and INFINITY/NAN under
-  // fast math. The user's own -W flags come after and can turn them back on.
-  args.insert(args.end(), {"-Wno-c++20-extensions", "-Wno-nan-infinity-disabled"});
+  // fast math; and a kernel template's instantiation returning `auto` while
+  // it is still marked a kernel (see Attributes.cpp, kernel templates). The
+  // user's own -W flags come after and can turn them back on.
+  args.insert(args.end(), {"-Wno-c++20-extensions", "-Wno-nan-infinity-disabled",
+                           "-Wno-return-type-c-linkage"});
   for (const auto &w : opts.warningFlags) // -Werror among them, in order
     args.push_back(w);
   if (opts.suppressWarnings)

@@ -135,6 +135,150 @@ std::optional<llvm::StringRef> declaredTypeBefore(llvm::StringRef text, size_t n
   return type;
 }
 
+// Kernel templates. For the template whose name is at `name`:
+//   template <typename T> kernel void f(ARGS) {BODY}
+//     -> template <typename T>        auto f(ARGS) {_Pragma("msl kernel") BODY}
+// and for each explicit instantiation of it in the file:
+//   template [[host_name("x")]] kernel void f<float>(PARAMS);
+//     ->          [[host_name("x")]] kernel void __MSL_KERNEL_NAME(f)(PARAMS)
+//        { f<float>(names of PARAMS); }
+// Attributes.cpp (kernel templates) says why this compiles. Lines and the
+// template's columns stay; nothing is edited unless every part is found.
+namespace {
+bool isIdentChar(char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Skips spaces, tabs, newlines and macro line continuations.
+size_t skipSpace(llvm::StringRef text, size_t i) {
+  while (i < text.size() && (isspace(static_cast<unsigned char>(text[i])) ||
+                             (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n')))
+    ++i;
+  return i;
+}
+
+// The index just past the bracket that closes the one at `open`.
+size_t closing(llvm::StringRef text, size_t open) {
+  char o = text[open], c = o == '(' ? ')' : o == '<' ? '>' : o == '[' ? ']' : '}';
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    depth += text[i] == o ? 1 : text[i] == c ? -1 : 0;
+    if (depth == 0)
+      return i + 1;
+  }
+  return llvm::StringRef::npos;
+}
+
+bool wordAt(llvm::StringRef text, size_t i, llvm::StringRef word) {
+  return text.substr(i, word.size()) == word && (i == 0 || !isIdentChar(text[i - 1])) &&
+         (i + word.size() >= text.size() || !isIdentChar(text[i + word.size()]));
+}
+
+// The parameter names of `(PARAMS)`, or nothing if one has none.
+std::optional<std::string> parameterNames(llvm::StringRef params) {
+  std::string names;
+  int depth = 0;
+  size_t start = 0;
+  auto take = [&](size_t end) {
+    llvm::StringRef p = params.substr(start, end - start);
+    // Drop [[...]] attributes, then take the last identifier.
+    std::string plain;
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (p.substr(i, 2) == "[[") {
+        size_t e = p.find("]]", i);
+        if (e == llvm::StringRef::npos)
+          return false;
+        i = e + 1;
+        plain += ' ';
+      } else {
+        plain += p[i] == '\\' ? ' ' : p[i];
+      }
+    }
+    llvm::StringRef t = llvm::StringRef(plain).rtrim();
+    size_t b = t.size();
+    while (b && isIdentChar(t[b - 1]))
+      --b;
+    llvm::StringRef name = t.substr(b);
+    if (name.empty() || b == 0 || llvm::StringRef(t.substr(0, b)).trim().empty())
+      return false;
+    names += (names.empty() ? "" : ", ") + name.str();
+    return true;
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    char c = params[i];
+    depth += (c == '(' || c == '<' || c == '[' || c == '{') ? 1 : (c == ')' || c == '>' || c == ']' || c == '}') ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      if (!take(i))
+        return std::nullopt;
+      start = i + 1;
+    }
+  }
+  if (!llvm::StringRef(params).trim().empty() && !take(params.size()))
+    return std::nullopt;
+  return names;
+}
+} // namespace
+
+void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEdit> &edits) {
+  size_t nameEnd = name;
+  while (nameEnd < text.size() && isIdentChar(text[nameEnd]))
+    ++nameEnd;
+  llvm::StringRef f = text.substr(name, nameEnd - name);
+  size_t open = skipSpace(text, nameEnd);
+  if (f.empty() || open >= text.size() || text[open] != '(')
+    return; // an instantiation's error: the template's own repair covers it
+  // `kernel void` before the name, after the template header.
+  size_t head = text.rfind('>', name);
+  size_t kernel = text.substr(0, name).rfind("kernel"), voidAt = text.substr(0, name).rfind("void");
+  if (head == llvm::StringRef::npos || kernel == llvm::StringRef::npos || voidAt == llvm::StringRef::npos ||
+      kernel < head || voidAt < kernel || !wordAt(text, kernel, "kernel") || !wordAt(text, voidAt, "void"))
+    return;
+  size_t close = closing(text, open);
+  size_t body = close == llvm::StringRef::npos ? close : text.find_first_of("{;", close);
+  if (body == llvm::StringRef::npos || text[body] != '{')
+    return;
+  std::vector<SourceEdit> found = {{unsigned(kernel), 6, "      "},
+                                   {unsigned(voidAt), 4, "auto"},
+                                   {unsigned(body + 1), 0, "_Pragma(\"msl kernel\") "}};
+  // The explicit instantiations.
+  for (size_t t = text.find("template"); t != llvm::StringRef::npos; t = text.find("template", t + 8)) {
+    if (!wordAt(text, t, "template"))
+      continue;
+    size_t i = skipSpace(text, t + 8);
+    while (text.substr(i, 2) == "[[") {
+      size_t e = closing(text, i);
+      if (e == llvm::StringRef::npos)
+        break;
+      i = skipSpace(text, e);
+    }
+    if (!wordAt(text, i, "kernel"))
+      continue;
+    i = skipSpace(text, i + 6);
+    if (!wordAt(text, i, "void"))
+      continue;
+    size_t n = skipSpace(text, i + 4);
+    if (!wordAt(text, n, f))
+      continue;
+    size_t args = skipSpace(text, n + f.size());
+    if (args >= text.size() || text[args] != '<')
+      continue;
+    size_t argsEnd = closing(text, args);
+    size_t params = argsEnd == llvm::StringRef::npos ? argsEnd : skipSpace(text, argsEnd);
+    if (params == llvm::StringRef::npos || text[params] != '(')
+      continue;
+    size_t paramsEnd = closing(text, params);
+    size_t semi = paramsEnd == llvm::StringRef::npos ? paramsEnd : skipSpace(text, paramsEnd);
+    if (semi == llvm::StringRef::npos || text[semi] != ';')
+      continue;
+    llvm::StringRef instance = text.substr(n, argsEnd - n);
+    auto names = parameterNames(text.substr(params + 1, paramsEnd - params - 2));
+    if (!names || instance.contains('\n'))
+      return; // not every instantiation can be rewritten: leave it all
+    found.push_back({unsigned(t), 8, "        "});
+    found.push_back({unsigned(n), unsigned(instance.size()), "__MSL_KERNEL_NAME(" + f.str() + ")"});
+    found.push_back({unsigned(semi), 1, " { " + instance.str() + "(" + *names + "); }"});
+  }
+  edits.insert(edits.end(), found.begin(), found.end());
+}
+
 // The main-file byte range of `range`: whole macro expansions in it (such
 // as `float4(...)`) are fine, a range that starts or ends inside a macro's
 // body, or lies in another file, is not.
@@ -279,6 +423,14 @@ void RepairCollector::error(const Diagnostic &info) {
       edits_.push_back({end, 0, ")"});
     }
     break;
+  case diag::err_template_kernel: {
+    // A kernel template (PyTorch, MLX): the template and each explicit
+    // instantiation are rewritten as kernelTemplateEdits describes.
+    SourceLocation loc = sm.getSpellingLoc(info.getLocation());
+    if (sm.isInMainFile(loc))
+      kernelTemplateEdits(sm.getBufferData(sm.getMainFileID()), sm.getFileOffset(loc), edits_);
+    break;
+  }
   case diag::err_unknown_typename: {
     // `float4 (&out)[2]`: a declarator that looks like a call, so the
     // prelude's constructor macro expanded the type name. As the argument

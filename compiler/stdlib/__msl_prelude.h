@@ -92,6 +92,13 @@ __MSL_VEC_TYPES(long, long)
 __MSL_VEC_TYPES(unsigned long, ulong)
 __MSL_VEC_TYPES(half, half)
 __MSL_VEC_TYPES(float, float)
+// bfloat (Metal 3.1): Clang's __bf16, which both targets compute with.
+#if __METAL_VERSION__ >= 310
+typedef __bf16 bfloat;
+__MSL_VEC_TYPES(__bf16, bfloat)
+#else
+typedef __bf16 bfloat __attribute__((unavailable("needs Metal 3.1 (-std=metal3.1 or later)")));
+#endif
 #undef __MSL_VEC_TYPES
 
 namespace metal {
@@ -100,6 +107,10 @@ __MSL_USING_VEC(bool) __MSL_USING_VEC(char) __MSL_USING_VEC(uchar)
 __MSL_USING_VEC(short) __MSL_USING_VEC(ushort) __MSL_USING_VEC(int)
 __MSL_USING_VEC(uint) __MSL_USING_VEC(long) __MSL_USING_VEC(ulong)
 __MSL_USING_VEC(half) __MSL_USING_VEC(float)
+using ::bfloat;
+#if __METAL_VERSION__ >= 310
+__MSL_USING_VEC(bfloat)
+#endif
 #undef __MSL_USING_VEC
 using ::uchar; using ::ushort; using ::uint; using ::ulong; using ::size_t; using ::ptrdiff_t;
 
@@ -259,6 +270,12 @@ __MSL_VEC_CTORS(bool) __MSL_VEC_CTORS(char) __MSL_VEC_CTORS(uchar)
 __MSL_VEC_CTORS(short) __MSL_VEC_CTORS(ushort) __MSL_VEC_CTORS(int)
 __MSL_VEC_CTORS(uint) __MSL_VEC_CTORS(long) __MSL_VEC_CTORS(ulong)
 __MSL_VEC_CTORS(half) __MSL_VEC_CTORS(float)
+#if __METAL_VERSION__ >= 310
+__MSL_VEC_CTORS(bfloat)
+#define bfloat2(...) __msl_make_bfloat2(__VA_ARGS__)
+#define bfloat3(...) __msl_make_bfloat3(__VA_ARGS__)
+#define bfloat4(...) __msl_make_bfloat4(__VA_ARGS__)
+#endif
 #undef __MSL_VEC_CTORS
 #define bool2(...) __msl_make_bool2(__VA_ARGS__)
 #define bool3(...) __msl_make_bool3(__VA_ARGS__)

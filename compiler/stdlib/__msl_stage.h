@@ -75,4 +75,12 @@ template <class T, class U> constexpr T __msl_scast(U u) {
     return static_cast<T>(u);
 }
 
+// __MSL_KERNEL_NAME(f): a fresh name for the kernel source repair writes for
+// each instantiation of a kernel template f (`template [[host_name("x")]]
+// kernel void f<float>(...);`): f_msl_instance_<n>. Its API name is the
+// host name.
+#define __MSL_CAT_(a, b) a##b
+#define __MSL_CAT(a, b) __MSL_CAT_(a, b)
+#define __MSL_KERNEL_NAME(f) __MSL_CAT(f##_msl_instance_, __COUNTER__)
+
 #endif // __MSL_STAGE_H
