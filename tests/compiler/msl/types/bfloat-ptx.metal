@@ -1,6 +1,5 @@
-// bfloat on the GPU: bf16 loads converted for arithmetic (sm_90).
-// constructors (x86-64 here; tests/compiler/msl/types/bfloat-ptx.metal for
-// the GPU).
+// bfloat (Metal 3.1) on the GPU: bf16 values converted for arithmetic
+// (sm_90), with bfloat4 constructors and max.
 // msl-options: -std=metal3.1
 // msl-target: nvptx64
 #include <metal_stdlib>
