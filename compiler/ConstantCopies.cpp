@@ -26,6 +26,7 @@ public:
     if (!sema_ || !rd || !rd->isCompleteDefinition() || rd->isDependentContext() ||
         rd->isInvalidDecl() || rd->isLambda())
       return;
+    widenThreadQualifiers(rd);
     // Declare the implicit members now; otherwise Sema would take the twin
     // for the copy constructor already declared and never declare its own.
     sema_->ForceDeclarationOfImplicitMembers(rd);
@@ -55,6 +56,52 @@ public:
   }
 
 private:
+  // Metal's temporaries live in thread memory; Clang's OpenCL ones have no
+  // address space, so a constructor qualified `thread` cannot build one
+  // (`spvStorageMatrix(m)` in spirv-cross's storage matrices) and a
+  // `const thread T&` parameter cannot bind one (its `m = T(...)`). Such
+  // constructors, and such parameters of the class's member functions, are
+  // widened to the generic address space, which includes thread memory (and
+  // is the same memory as thread in the IR of both targets). Skipped where
+  // the widened member would repeat one the class already has.
+  void widenThreadQualifiers(CXXRecordDecl *rd) {
+    ASTContext &ctx = sema_->Context;
+    for (CXXMethodDecl *m : rd->methods()) {
+      const auto *type = m->getType()->getAs<FunctionProtoType>();
+      if (!type || m->isImplicit())
+        continue;
+      FunctionProtoType::ExtProtoInfo info = type->getExtProtoInfo();
+      std::vector<QualType> params(type->param_types().begin(), type->param_types().end());
+      bool changed = false;
+      if (isa<CXXConstructorDecl>(m) && info.TypeQuals.getAddressSpace() == LangAS::opencl_private) {
+        info.TypeQuals.removeAddressSpace();
+        info.TypeQuals.addAddressSpace(LangAS::opencl_generic);
+        changed = true;
+      }
+      for (QualType &p : params)
+        if (const auto *ref = p->getAs<LValueReferenceType>()) {
+          QualType pointee = ref->getPointeeType();
+          if (pointee.isConstQualified() && pointee.getAddressSpace() == LangAS::opencl_private) {
+            p = ctx.getLValueReferenceType(
+                ctx.getAddrSpaceQualType(ctx.removeAddrSpaceQualType(pointee), LangAS::opencl_generic));
+            changed = true;
+          }
+        }
+      if (!changed)
+        continue;
+      QualType widened = ctx.getFunctionType(type->getReturnType(), params, info);
+      bool repeats = false;
+      for (const CXXMethodDecl *other : rd->methods())
+        repeats |= other != m && other->getDeclName() == m->getDeclName() &&
+                   ctx.hasSameType(other->getType(), widened);
+      if (repeats)
+        continue;
+      m->setType(widened);
+      for (unsigned i = 0; i < m->getNumParams(); ++i)
+        m->getParamDecl(i)->setType(params[i]);
+    }
+  }
+
   static bool mirrorable(const CXXMethodDecl *m) {
     return m->isDefaulted() && !m->isDeleted() && m->isTrivial();
   }

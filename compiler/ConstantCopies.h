@@ -9,6 +9,12 @@
 // original (a memcpy). Classes with user-written copy operations keep
 // Clang's rules.
 //
+// It also lets temporaries meet `thread`-qualified members: Metal's
+// temporaries are in thread memory, Clang's have no address space, so a
+// `thread` constructor and a `const thread T&` parameter are widened to the
+// generic address space (see widenThreadQualifiers).
+
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
