@@ -553,6 +553,26 @@ public:
       : EmitLLVMOnlyAction(ctx), functions_(functions), repairs_(repairs) {}
 
 protected:
+  // Apple's own library calls builtins its compiler reserves for it
+  // (`#pragma METAL internals`), and some projects copy those calls (MFA's
+  // async copies). msld does not have them; naming one is an error at the
+  // use, saying which (rather than a later, unrelated failure).
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    static const char *const kApplePrivateBuiltins[] = {
+        "__metal_simdgroup_async_copy_1d", "__metal_simdgroup_async_copy_2d",
+        "__metal_wait_simdgroup_events", "__metal_simdgroup_event_t",
+        "__metal_simdgroup_matrix_8x8_multiply_accumulate"};
+    clang::Preprocessor &pp = ci.getPreprocessor();
+    unsigned id = ci.getDiagnostics().getCustomDiagID(
+        clang::DiagnosticsEngine::Error, "%0 is an Apple-private Metal builtin, which msld does not provide");
+    for (const char *name : kApplePrivateBuiltins) {
+      clang::IdentifierInfo *ii = pp.getIdentifierInfo(name);
+      ii->setIsPoisoned();
+      pp.SetPoisonReason(ii, id);
+    }
+    return EmitLLVMOnlyAction::BeginSourceFileAction(ci);
+  }
+
   bool BeginInvocation(clang::CompilerInstance &ci) override {
     if (ci.hasTarget() && ci.getTarget().getTriple().isNVPTX())
       useGlobalMemoryForConstant(ci.getTarget());

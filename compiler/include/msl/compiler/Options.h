@@ -19,7 +19,7 @@ enum class Platform { IOS, MacOS };
 /// A language revision selected with -std=.
 struct LanguageVersion {
   Platform platform = Platform::MacOS;
-  int major = 2;
+  int major = 3;
   int minor = 0;
 
   /// The value of __METAL_VERSION__ (e.g. 120 for 1.2, 200 for 2.0).
@@ -37,8 +37,10 @@ struct MacroDefinition {
 };
 
 struct MetalOptions {
-  /// Default when no -std= is given: the newest revision of the spec
-  /// baseline, for macOS.
+  /// Default when no -std= is given: Metal 3.0 for macOS, what Apple's
+  /// compiler uses without -std for a macOS 13 deployment target (Xcode 14),
+  /// the default the corpus manifest's "(Xcode default, macOS 13+)" rows
+  /// are written for.
   LanguageVersion std;
   std::vector<MacroDefinition> defines;
   /// -I directories, relative to the compile root, in order.
