@@ -547,15 +547,10 @@ void RepairCollector::error(const Diagnostic &info) {
       ++i;
     if (i == start)
       break;
-    if (i < text.size() && text[i] == '<') { // one balanced template argument list
-      int angle = 0;
-      for (; i < text.size(); ++i) {
-        angle += text[i] == '<' ? 1 : text[i] == '>' ? -1 : 0;
-        if (angle == 0)
-          break;
-      }
-      ++i;
-    }
+    if (i < text.size() && text[i] == '<') // one balanced template argument list
+      i = closing(text, i);
+    if (i == llvm::StringRef::npos)
+      break;
     while (i < text.size() && text[i] == ' ')
       ++i;
     if (i >= text.size() || text[i] != '(')
@@ -607,11 +602,8 @@ void RepairCollector::error(const Diagnostic &info) {
     const llvm::StringRef kCast = "reinterpret_cast<";
     if (text.substr(at, kCast.size()) != kCast)
       break;
-    int angle = 1;
-    size_t i = at + kCast.size();
-    for (; i < text.size() && angle > 0; ++i)
-      angle += text[i] == '<' ? 1 : text[i] == '>' ? -1 : 0;
-    if (angle != 0 || i >= text.size() || text[i] != '(')
+    size_t i = closing(text, at + kCast.size() - 1); // just past the '>'
+    if (i == llvm::StringRef::npos || i >= text.size() || text[i] != '(')
       break;
     edits_.push_back({unsigned(at), unsigned(kCast.size()), "("});
     edits_.push_back({unsigned(i - 1), 1, ")"});
