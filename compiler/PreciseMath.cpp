@@ -15,22 +15,23 @@ namespace {
 
 // Itanium-mangled names: metal::precise::... ("5metal7precise", or
 // "S_7precise" where `metal` was already substituted, as in lambdas and
-// template arguments) and __msl_libm::... ("9__msl_libm").
+// template arguments) and __msl_libm::... ("10__msl_libm").
 bool isPreciseName(StringRef name) {
   return name.contains("5metal7precise") || name.contains("S_7precise") ||
-         name.contains("9__msl_libm");
+         name.contains("10__msl_libm");
 }
 
-// Inlines every call to a function with a body, also those the inlined code
-// brings in. The stdlib's helpers are small; the bound keeps a pathological
-// (recursive) body from growing without end.
+// Inlines every call to a function with a body (except noinline ones: the
+// public __msl_libm kernels, made precise on their own), also those the
+// inlined code brings in. The stdlib's helpers are small; the bound keeps a
+// pathological (recursive) body from growing without end.
 void inlineCallees(Function &f) {
   for (int pass = 0; pass < 64; ++pass) {
     std::vector<CallBase *> calls;
     for (Instruction &i : instructions(f))
       if (auto *call = dyn_cast<CallBase>(&i))
-        if (Function *callee = call->getCalledFunction();
-            callee && !callee->isDeclaration() && callee != &f)
+        if (Function *callee = call->getCalledFunction(); callee && !callee->isDeclaration() &&
+                                                          callee != &f && !callee->hasFnAttribute(Attribute::NoInline))
           calls.push_back(call);
     if (calls.empty())
       return;

@@ -40,6 +40,10 @@
 #endif
 
 #define __MSL_LIBM_FN inline __attribute__((always_inline))
+// The public functions are called, not inlined: a float4 sin is then four
+// calls of one copy rather than four copies (compile time), and the caller
+// keeps its own fast-math settings while these run precisely.
+#define __MSL_LIBM_API inline __attribute__((noinline))
 
 namespace __msl_libm {
 namespace detail {
@@ -490,7 +494,7 @@ __MSL_LIBM_FN bool log_special(float x, float &result) {
 
 // =================================================================== public
 
-__MSL_LIBM_FN float exp2(float x) {
+__MSL_LIBM_API float exp2(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -500,31 +504,31 @@ __MSL_LIBM_FN float exp2(float x) {
   return scale(e.hi + e.lo, e.k);
 }
 
-__MSL_LIBM_FN float exp(float x) {
+__MSL_LIBM_API float exp(float x) {
   __MSL_LIBM_PRECISE
   return detail::exp2_of_product(x, detail::LOG2E_hi, detail::LOG2E_lo, 89.0f, -104.0f);
 }
 
-__MSL_LIBM_FN float exp10(float x) {
+__MSL_LIBM_API float exp10(float x) {
   __MSL_LIBM_PRECISE
   return detail::exp2_of_product(x, detail::LOG2_10_hi, detail::LOG2_10_lo, 39.0f, -46.0f);
 }
 
-__MSL_LIBM_FN float log(float x) {
+__MSL_LIBM_API float log(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (float special; log_special(x, special)) return special;
   return log_combine(log_core(x), 0.0f);
 }
 
-__MSL_LIBM_FN float log2(float x) {
+__MSL_LIBM_API float log2(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (float special; log_special(x, special)) return special;
   return sum(log2_ff(log_core(x)));
 }
 
-__MSL_LIBM_FN float log10(float x) {
+__MSL_LIBM_API float log10(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (float special; log_special(x, special)) return special;
@@ -552,7 +556,7 @@ __MSL_LIBM_FN float pow_core(float ax, float y) {
 }  // namespace detail
 
 // C99 F.9.4.4 semantics.
-__MSL_LIBM_FN float pow(float x, float y) {
+__MSL_LIBM_API float pow(float x, float y) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   // NaN first, on the bits, so that no-NaNs assumptions cannot misroute it.
@@ -582,7 +586,7 @@ __MSL_LIBM_FN float pow(float x, float y) {
 }
 
 // OpenCL powr: x >= 0 only.
-__MSL_LIBM_FN float powr(float x, float y) {
+__MSL_LIBM_API float powr(float x, float y) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x) || isnan_(y)) return qnan_();
@@ -601,7 +605,7 @@ __MSL_LIBM_FN float powr(float x, float y) {
   return pow_core(x, y);
 }
 
-__MSL_LIBM_FN float rsqrt(float x) {
+__MSL_LIBM_API float rsqrt(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -625,7 +629,7 @@ __MSL_LIBM_FN float rsqrt(float x) {
   return y * s;
 }
 
-__MSL_LIBM_FN float sin(float x) {
+__MSL_LIBM_API float sin(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -635,7 +639,7 @@ __MSL_LIBM_FN float sin(float x) {
   return neg_if(sum(v), (r.q & 2) != 0);
 }
 
-__MSL_LIBM_FN float cos(float x) {
+__MSL_LIBM_API float cos(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -646,7 +650,7 @@ __MSL_LIBM_FN float cos(float x) {
 }
 
 // Returns sin(x), stores cos(x) in c.
-__MSL_LIBM_FN float sincos(float x, float &c) {
+__MSL_LIBM_API float sincos(float x, float &c) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) {
@@ -663,7 +667,7 @@ __MSL_LIBM_FN float sincos(float x, float &c) {
   return neg_if(s, (r.q & 2) != 0);
 }
 
-__MSL_LIBM_FN float tan(float x) {
+__MSL_LIBM_API float tan(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -673,7 +677,7 @@ __MSL_LIBM_FN float tan(float x) {
 }
 
 // sinpi(n) = +0 for positive integers n, -0 for negative (C23/IEEE 754).
-__MSL_LIBM_FN float sinpi(float x) {
+__MSL_LIBM_API float sinpi(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -688,7 +692,7 @@ __MSL_LIBM_FN float sinpi(float x) {
 }
 
 // cospi(n + 1/2) = +0.
-__MSL_LIBM_FN float cospi(float x) {
+__MSL_LIBM_API float cospi(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -703,7 +707,7 @@ __MSL_LIBM_FN float cospi(float x) {
 
 // tanpi(n) = +0 for positive even / negative odd n, -0 otherwise;
 // tanpi(n + 1/2) = +inf for even n, -inf for odd n (C23 F.10.1.14).
-__MSL_LIBM_FN float tanpi(float x) {
+__MSL_LIBM_API float tanpi(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return qnan_();
@@ -722,7 +726,7 @@ __MSL_LIBM_FN float tanpi(float x) {
   return neg_if(y, signbit_(x));
 }
 
-__MSL_LIBM_FN float asin(float x) {
+__MSL_LIBM_API float asin(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -739,7 +743,7 @@ __MSL_LIBM_FN float asin(float x) {
   return copysign_(sum(h), x);
 }
 
-__MSL_LIBM_FN float acos(float x) {
+__MSL_LIBM_API float acos(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -758,7 +762,7 @@ __MSL_LIBM_FN float acos(float x) {
   return sum(h);
 }
 
-__MSL_LIBM_FN float atan(float x) {
+__MSL_LIBM_API float atan(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -770,7 +774,7 @@ __MSL_LIBM_FN float atan(float x) {
 }
 
 // C99 F.9.1.4 special cases.
-__MSL_LIBM_FN float atan2(float y, float x) {
+__MSL_LIBM_API float atan2(float y, float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x) || isnan_(y)) return qnan_();
@@ -801,7 +805,7 @@ __MSL_LIBM_FN float atan2(float y, float x) {
   return copysign_(sum(r), y);
 }
 
-__MSL_LIBM_FN float sinh(float x) {
+__MSL_LIBM_API float sinh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -835,7 +839,7 @@ __MSL_LIBM_FN float sinh(float x) {
   return copysign_(r, x);
 }
 
-__MSL_LIBM_FN float cosh(float x) {
+__MSL_LIBM_API float cosh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -854,7 +858,7 @@ __MSL_LIBM_FN float cosh(float x) {
   return 0.5f * sum(d);
 }
 
-__MSL_LIBM_FN float tanh(float x) {
+__MSL_LIBM_API float tanh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -883,7 +887,7 @@ __MSL_LIBM_FN float tanh(float x) {
   return copysign_(sum(r), x);
 }
 
-__MSL_LIBM_FN float asinh(float x) {
+__MSL_LIBM_API float asinh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (nonfinite_(x)) return isnan_(x) ? qnan_() : x;   // NaN, +-inf
@@ -910,7 +914,7 @@ __MSL_LIBM_FN float asinh(float x) {
   return copysign_(r, x);
 }
 
-__MSL_LIBM_FN float acosh(float x) {
+__MSL_LIBM_API float acosh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();
@@ -933,7 +937,7 @@ __MSL_LIBM_FN float acosh(float x) {
   return log_combine(log_core(v.hi), v.lo / v.hi);
 }
 
-__MSL_LIBM_FN float atanh(float x) {
+__MSL_LIBM_API float atanh(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
   if (isnan_(x)) return qnan_();

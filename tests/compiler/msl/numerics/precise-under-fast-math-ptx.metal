@@ -15,4 +15,5 @@ kernel void precise_k(device float *f [[buffer(0)]], uint i [[thread_position_in
 // CHECK-PTX-NOT: div.full
 // CHECK-PTX-NOT: sqrt.approx
 // CHECK-PTX: div.rn.f32
+// CHECK-PTX: .func  (.param .b32 func_retval0) _ZN10__msl_libm3sinEf(
 // CHECK-PTX: sqrt.rn.f32
