@@ -13,16 +13,27 @@
 //    and `vec<T, 4>(a, b, c, d)` (a constructor call the prelude's macros
 //    cannot see);
 //  - `c ? temporary : local` with one struct type in two address spaces;
-//  - attributes separated by a space (`[[color(0) index(1)]]`).
+//  - attributes separated by a space (`[[color(0) index(1)]]`);
+//  - a boolN beside a vector comparison in `||`/`&&`;
+//  - `float4 (&out)[2]` (the constructor macro expands the type name:
+//    written __msl_type<float4>), `uint2 v(a, b)` (direct initialization);
+//  - reinterpret_cast dropping a pointee's const in an array of pointers
+//    (written as the C-style cast);
+//  - kernel templates and their `template [[host_name]] kernel void f<T>(..);`
+//    instantiations (see kernelTemplateEdits and Attributes.cpp).
 // The first compile records an edit for each such error (from Clang's
-// diagnostics and their notes) and each such cast or comparison (from the
-// AST, so a source that compiled is repaired too), in the main file,
-// spelling the Metal meaning with a helper from __msl_stage.h (__msl_b,
-// __msl_sc, __msl_scast, __msl_lanewise, __msl_value, metal::detail::make).
-// The edited source is compiled again, for up to four rounds while new
-// repairs appear; the first round that succeeds stands, with diagnostics
-// mapped back to the original columns. If none does, the original compile's
-// result and diagnostics are reported.
+// diagnostics and their notes; once per place, however many template
+// instantiations report it) and each such cast or comparison (from the
+// AST, so a source that compiled is repaired too), in the main file (also
+// inside its macro definitions), spelling the Metal meaning with a helper
+// from __msl_stage.h (__msl_b, __msl_sc, __msl_scast, __msl_lanewise,
+// __msl_value, __msl_type, metal::detail::make). The edited source is
+// compiled again, for up to four rounds while new repairs appear. The
+// repaired result stands, with diagnostics mapped back to the original
+// columns, when it compiled, or when it failed with fewer errors and nothing
+// left to repair (then what remains is the source's own error). Otherwise
+// the original compile's result and diagnostics are reported.
+// MSLD_DEBUG_REPAIR=1 prints each round's source and errors to stderr.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
