@@ -5,6 +5,7 @@
 #include "SourceRepair.h"
 #include "EntryPoints.h"
 #include "PreciseMath.h"
+#include "TemplateFloatLiterals.h"
 #include "Reflection.h"
 #include "msl/compiler/Options.h"
 
@@ -583,6 +584,7 @@ protected:
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
     consumers.push_back(createKernelTemplatesConsumer());
+    consumers.push_back(createTemplateFloatLiteralsConsumer());
     consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
     if (repairs_)
@@ -809,6 +811,7 @@ protected:
     // The stdlib's classes get the same constant-memory copies as when the
     // headers are parsed with the source.
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(createTemplateFloatLiteralsConsumer());
     consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<clang::PCHGenerator>(
         ci.getPreprocessor(), ci.getModuleCache(), kStdlibPchPath, /*isysroot=*/"", buffer_,
