@@ -35,22 +35,16 @@ public:
   }
 
   // Only template definitions: elsewhere the conversion stays and is right.
-  bool TraverseFunctionTemplateDecl(FunctionTemplateDecl *d) {
-    Enter e(templates_);
-    return Base::TraverseFunctionTemplateDecl(d);
+#define MSL_TEMPLATE_DEFINITION(KIND)                                          \
+  bool Traverse##KIND(KIND *d) {                                               \
+    Enter e(templates_);                                                       \
+    return Base::Traverse##KIND(d);                                            \
   }
-  bool TraverseClassTemplateDecl(ClassTemplateDecl *d) {
-    Enter e(templates_);
-    return Base::TraverseClassTemplateDecl(d);
-  }
-  bool TraverseClassTemplatePartialSpecializationDecl(ClassTemplatePartialSpecializationDecl *d) {
-    Enter e(templates_);
-    return Base::TraverseClassTemplatePartialSpecializationDecl(d);
-  }
-  bool TraverseVarTemplateDecl(VarTemplateDecl *d) {
-    Enter e(templates_);
-    return Base::TraverseVarTemplateDecl(d);
-  }
+  MSL_TEMPLATE_DEFINITION(FunctionTemplateDecl)
+  MSL_TEMPLATE_DEFINITION(ClassTemplateDecl)
+  MSL_TEMPLATE_DEFINITION(ClassTemplatePartialSpecializationDecl)
+  MSL_TEMPLATE_DEFINITION(VarTemplateDecl)
+#undef MSL_TEMPLATE_DEFINITION
 
 private:
   struct Enter {
