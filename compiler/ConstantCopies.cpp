@@ -5,15 +5,28 @@
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
 
+#include <algorithm>
+
 using namespace clang;
 
 namespace msl::compiler {
 namespace {
 
-bool takesConstant(const CXXMethodDecl *m) {
-  return m->getNumParams() == 1 &&
-         m->getParamDecl(0)->getType()->getPointeeType().getAddressSpace() ==
-             LangAS::opencl_constant;
+// The sources a copy twin is added for: `constant` memory, and volatile
+// generic memory (Metal's object_data and ray_data, volatile here: see the
+// prelude), so that a struct is copied out of a mesh payload as in Metal.
+struct Source {
+  LangAS addressSpace;
+  bool isVolatile;
+};
+constexpr Source kSources[] = {{LangAS::opencl_constant, false}, {LangAS::opencl_generic, true}};
+
+bool takes(const CXXMethodDecl *m, Source source) {
+  if (m->getNumParams() != 1)
+    return false;
+  QualType pointee = m->getParamDecl(0)->getType()->getPointeeType();
+  return pointee.getAddressSpace() == source.addressSpace &&
+         pointee.isVolatileQualified() == source.isVolatile;
 }
 
 class ConstantCopies : public SemaConsumer {
@@ -32,27 +45,26 @@ public:
     sema_->ForceDeclarationOfImplicitMembers(rd);
     const CXXConstructorDecl *copy = nullptr;
     const CXXMethodDecl *assign = nullptr;
-    bool haveConstantCopy = false, haveConstantAssign = false;
-    for (const CXXConstructorDecl *c : rd->ctors()) {
-      if (!c->isCopyConstructor())
-        continue;
-      if (takesConstant(c))
-        haveConstantCopy = true;
-      else
+    for (const CXXConstructorDecl *c : rd->ctors())
+      if (c->isCopyConstructor() && !copy &&
+          std::none_of(std::begin(kSources), std::end(kSources), [&](Source k) { return takes(c, k); }))
         copy = c;
-    }
-    for (const CXXMethodDecl *m : rd->methods()) {
-      if (!m->isCopyAssignmentOperator())
-        continue;
-      if (takesConstant(m))
-        haveConstantAssign = true;
-      else
+    for (const CXXMethodDecl *m : rd->methods())
+      if (m->isCopyAssignmentOperator() && !assign &&
+          std::none_of(std::begin(kSources), std::end(kSources), [&](Source k) { return takes(m, k); }))
         assign = m;
+    for (Source source : kSources) {
+      bool hasCopy = std::any_of(rd->ctor_begin(), rd->ctor_end(), [&](const CXXConstructorDecl *c) {
+        return c->isCopyConstructor() && takes(c, source);
+      });
+      bool hasAssign = std::any_of(rd->method_begin(), rd->method_end(), [&](const CXXMethodDecl *m) {
+        return m->isCopyAssignmentOperator() && takes(m, source);
+      });
+      if (copy && !hasCopy && mirrorable(copy))
+        addTwin(rd, copy, /*constructor=*/true, source);
+      if (assign && !hasAssign && mirrorable(assign))
+        addTwin(rd, assign, /*constructor=*/false, source);
     }
-    if (copy && !haveConstantCopy && mirrorable(copy))
-      addTwin(rd, copy, /*constructor=*/true);
-    if (assign && !haveConstantAssign && mirrorable(assign))
-      addTwin(rd, assign, /*constructor=*/false);
   }
 
 private:
@@ -68,7 +80,7 @@ private:
     ASTContext &ctx = sema_->Context;
     for (CXXMethodDecl *m : rd->methods()) {
       const auto *type = m->getType()->getAs<FunctionProtoType>();
-      if (!type || m->isImplicit())
+      if (!type || m->isImplicit() || !definedInClass(m))
         continue;
       FunctionProtoType::ExtProtoInfo info = type->getExtProtoInfo();
       std::vector<QualType> params(type->param_types().begin(), type->param_types().end());
@@ -102,21 +114,32 @@ private:
     }
   }
 
+  // Defined (or defaulted) inside the class, also for a class template's
+  // instantiation: a member defined outside must keep the type its
+  // out-of-line definition spells.
+  static bool definedInClass(const CXXMethodDecl *m) {
+    const FunctionDecl *pattern = m->getTemplateInstantiationPattern();
+    const FunctionDecl *d = pattern ? pattern : m;
+    return d->isDefaulted() || d->doesThisDeclarationHaveABody();
+  }
+
   static bool mirrorable(const CXXMethodDecl *m) {
     return m->isDefaulted() && !m->isDeleted() && m->isTrivial();
   }
 
-  // `const __constant T&`.
-  QualType constantReferenceTo(CXXRecordDecl *rd) {
+  // `const __constant T&`, `const volatile __generic T&`.
+  QualType referenceTo(CXXRecordDecl *rd, Source source) {
     ASTContext &ctx = sema_->Context;
-    QualType t = ctx.getAddrSpaceQualType(ctx.getTypeDeclType(rd).withConst(), LangAS::opencl_constant);
-    return ctx.getLValueReferenceType(t);
+    QualType t = ctx.getTypeDeclType(rd).withConst();
+    if (source.isVolatile)
+      t = t.withVolatile();
+    return ctx.getLValueReferenceType(ctx.getAddrSpaceQualType(t, source.addressSpace));
   }
 
-  void addTwin(CXXRecordDecl *rd, const CXXMethodDecl *original, bool constructor) {
+  void addTwin(CXXRecordDecl *rd, const CXXMethodDecl *original, bool constructor, Source source) {
     ASTContext &ctx = sema_->Context;
     SourceLocation loc = rd->getLocation();
-    QualType param = constantReferenceTo(rd);
+    QualType param = referenceTo(rd, source);
     FunctionProtoType::ExtProtoInfo info;
     info.ExceptionSpec.Type = EST_BasicNoexcept;
     info.ExtInfo = info.ExtInfo.withCallingConv(ctx.getDefaultCallingConvention(false, true));

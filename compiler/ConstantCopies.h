@@ -6,7 +6,8 @@
 // does not bind to one, so Clang rejects the copy. This consumer gives every
 // class whose copy constructor (or copy assignment) is defaulted and trivial
 // an implicit twin taking `const __constant T&`, defined by Sema like the
-// original (a memcpy). Classes with user-written copy operations keep
+// original (a memcpy), and one taking `const volatile __generic T&` for
+// Metal's object_data and ray_data memory (volatile here: see the prelude). Classes with user-written copy operations keep
 // Clang's rules.
 //
 // It also lets temporaries meet `thread`-qualified members: Metal's
