@@ -515,6 +515,15 @@ private:
                                        "' returns a struct without a [[position]] member");
       }
     }
+    // Entry points are found by name: two may not share one.
+    auto entryName = [](const ShaderFunction &g) { return g.stage == Stage::Kernel ? entrySymbol(g) : g.symbol; };
+    for (const ShaderFunction &other : out_)
+      if (entryName(other) == entryName(f)) {
+        error(fd->getLocation(), function + " would have the entry name '" + entryName(f) +
+                                     "', which " + stageName(other.stage) + " function '" + other.name +
+                                     "' already has");
+        return;
+      }
     out_.push_back(std::move(f));
   }
 

@@ -313,6 +313,10 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     } else {
       params = {PointerType::get(ctx, 0), PointerType::get(ctx, 0)};
     }
+    // (Another global of that name, such as a program-scope constant, would
+    // make LLVM rename the entry silently.)
+    if (m.getNamedValue(entrySymbol(k)))
+      return "kernel '" + k.name + "': its entry name '" + entrySymbol(k) + "' is already taken";
     Function *entry = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
                                        GlobalValue::ExternalLinkage, entrySymbol(k), m);
     entry->copyAttributesFrom(body);

@@ -70,6 +70,9 @@ std::pair<size_t, size_t> trimmed(llvm::StringRef text, size_t b, size_t e) {
 bool endsOperand(llvm::StringRef text, size_t i) {
   llvm::StringRef two = text.substr(i, 2);
   char prev = i ? text[i - 1] : '\0';
+  char next = i + 1 < text.size() ? text[i + 1] : '\0';
+  if (text[i] == ':' && (prev == ':' || next == ':'))
+    return false; // a scope (ns::name), not ?:'s colon
   // `=` alone (not ==, !=, <=, >=; not the second `=` of ==).
   bool assignment = text[i] == '=' && two != "==" && !llvm::StringRef("=!<>").contains(prev);
   return two == "||" || two == "&&" || assignment || text[i] == ',' || text[i] == ';' ||
@@ -89,6 +92,16 @@ std::pair<size_t, size_t> operandAfter(llvm::StringRef text, size_t from) {
   }
   return trimmed(text, from, i);
 }
+std::pair<size_t, size_t> withoutKeyword(llvm::StringRef text, std::pair<size_t, size_t> range) {
+  // `return a == b || ...`: the operand starts after the keyword.
+  for (llvm::StringRef keyword : {"return", "case", "else", "throw", "co_return"}) {
+    llvm::StringRef t = text.substr(range.first, range.second - range.first);
+    if (t.starts_with(keyword) && t.size() > keyword.size() &&
+        !(isalnum(static_cast<unsigned char>(t[keyword.size()])) || t[keyword.size()] == '_'))
+      return trimmed(text, range.first + keyword.size(), range.second);
+  }
+  return range;
+}
 std::pair<size_t, size_t> operandBefore(llvm::StringRef text, size_t to) {
   int depth = 0;
   size_t i = to;
@@ -102,7 +115,7 @@ std::pair<size_t, size_t> operandBefore(llvm::StringRef text, size_t to) {
                                                           text[i - 2] == c)))
       break; // a single-character end, or the second character of || or &&
   }
-  return trimmed(text, i, to);
+  return withoutKeyword(text, trimmed(text, i, to));
 }
 
 // In `TYPE name(...)`, the TYPE text before the name at `name` (an
@@ -129,9 +142,13 @@ std::optional<llvm::StringRef> declaredTypeBefore(llvm::StringRef text, size_t n
   llvm::StringRef type = before.substr(i, end - i);
   llvm::StringRef word = type.take_while([&](char c) { return isIdent(c); });
   static const char *kNotTypes[] = {"return", "case", "else", "do", "throw", "co_return", "co_yield"};
-  if (word.empty() || isdigit(static_cast<unsigned char>(word[0])) ||
+  if (word.empty() || !(isalpha(static_cast<unsigned char>(word[0])) || word[0] == '_') ||
       llvm::is_contained(kNotTypes, word))
     return std::nullopt;
+  // A name, maybe qualified: every ':' is half of a '::' (not ?:'s colon).
+  for (size_t k = 0; k < word.size(); ++k)
+    if (word[k] == ':' && !(k + 1 < word.size() && word[k + 1] == ':') && !(k && word[k - 1] == ':'))
+      return std::nullopt;
   return type;
 }
 
@@ -593,7 +610,18 @@ void RepairCollector::error(const Diagnostic &info) {
     // `reinterpret_cast<constant B* constant (&)[8]>(set.b20)` over an
     // array of `const device B*` (spirv-cross's argument buffers): Metal
     // reinterprets the pointers; C++ forbids dropping the pointees' const.
-    // As a C-style cast, (T)(e), it is the reinterpretation Metal means.
+    // As a C-style cast, ((T)(e)), it is the reinterpretation Metal means.
+    // Only that form (a reference to a pointer, or to an array of them,
+    // held in memory): elsewhere casting away const stays an error, as it
+    // is in Metal.
+    QualType to = typeArg(info, 2);
+    if (to.isNull() || !to->isReferenceType())
+      break;
+    QualType held = to->getPointeeType();
+    if (const ArrayType *array = held->getAsArrayTypeUnsafe())
+      held = array->getElementType();
+    if (!held->isPointerType())
+      break;
     SourceLocation loc = sm.getSpellingLoc(info.getLocation());
     if (!sm.isInMainFile(loc))
       break;
@@ -605,8 +633,14 @@ void RepairCollector::error(const Diagnostic &info) {
     size_t i = closing(text, at + kCast.size() - 1); // just past the '>'
     if (i == llvm::StringRef::npos || i >= text.size() || text[i] != '(')
       break;
-    edits_.push_back({unsigned(at), unsigned(kCast.size()), "("});
+    size_t end = closing(text, i);
+    if (end == llvm::StringRef::npos)
+      break;
+    // ((T)(e)): parenthesized whole, so a following [i] or -> still applies
+    // to the cast's result.
+    edits_.push_back({unsigned(at), unsigned(kCast.size()), "(("});
     edits_.push_back({unsigned(i - 1), 1, ")"});
+    edits_.push_back({unsigned(end), 0, ")"});
     break;
   }
   case diag::err_bad_cxx_cast_generic: {

@@ -13,6 +13,7 @@ struct Set { const device A *a[4]; };
 
 kernel void k(constant Set &set [[buffer(0)]], device float *out [[buffer(1)]]) {
   constant auto &b = reinterpret_cast<constant B *constant (&)[4]>(set.a);
-  out[0] = b[1]->y;
+  out[0] = b[1]->y + reinterpret_cast<constant B *constant (&)[4]>(set.a)[2]->y;
 }
-// CHECK-IR: load float
+// Both reads happen (b[1] and, subscripting the cast's result, [2]).
+// CHECK-IR: fadd fast float
