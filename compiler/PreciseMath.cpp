@@ -13,12 +13,12 @@ using namespace llvm;
 namespace msl::compiler {
 namespace {
 
-// Itanium-mangled names: metal::precise::... ("5metal7precise", or
-// "S_7precise" where `metal` was already substituted, as in lambdas and
-// template arguments) and __msl_libm::... ("10__msl_libm").
+// Itanium-mangled names: metal::precise::... ("5metal7precise", which also
+// names their lambdas) and __msl_libm::... ("10__msl_libm"). What they call
+// under other names (metal::detail helpers instantiated with a precise
+// lambda) is inlined into them first.
 bool isPreciseName(StringRef name) {
-  return name.contains("5metal7precise") || name.contains("S_7precise") ||
-         name.contains("10__msl_libm");
+  return name.contains("5metal7precise") || name.contains("10__msl_libm");
 }
 
 // Inlines every call to a function with a body (except noinline ones: the
