@@ -1025,8 +1025,14 @@ CompileResult compile(const CompileJob &job) {
                          [](const Diagnostic &d) { return d.severity == Severity::Error; });
   };
   std::optional<CompileResult> last;
+  std::set<unsigned> editedLines; // edits never add or remove lines
   for (int round = 0; round < kMaxRepairRounds && !repairs.empty(); ++round) {
     maps.emplace_back();
+    for (const SourceEdit &e : repairs)
+      editedLines.insert(1 + unsigned(std::count(repaired.mainSource.begin(),
+                                                 repaired.mainSource.begin() +
+                                                     std::min<size_t>(e.offset, repaired.mainSource.size()),
+                                                 '\n')));
     repaired.mainSource = applyEdits(repaired.mainSource, repairs, maps.back());
     repairs.clear();
     last = compileOnce(repaired, &repairs);
@@ -1041,10 +1047,17 @@ CompileResult compile(const CompileJob &job) {
     break;
   }
   // The repaired source's result stands when it compiled, or when it failed
-  // with fewer errors and nothing left to repair: the repairs removed errors
-  // and what remains is the source's own (a real error next to a repaired
-  // construct is then reported alone). Otherwise the original's result.
-  if (last && repairs.empty() && (last->success || errorCount(*last) < errorCount(first))) {
+  // with fewer errors, nothing left to repair and no error on an edited line
+  // (which could be the repair's own doing): the repairs removed errors and
+  // what remains is the source's own, so a real error next to a repaired
+  // construct is reported alone. Otherwise the original's result.
+  auto onEditedLine = [&](const CompileResult &r) {
+    return std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [&](const Diagnostic &d) {
+      return d.severity == Severity::Error && d.file == job.mainPath && editedLines.count(d.line);
+    });
+  };
+  if (last && repairs.empty() &&
+      (last->success || (errorCount(*last) < errorCount(first) && !onEditedLine(*last)))) {
     auto remap = [&](Diagnostic &d) {
       if (d.file == job.mainPath)
         for (auto m = maps.rbegin(); m != maps.rend(); ++m)
