@@ -255,6 +255,18 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
   std::vector<SourceEdit> found = {{unsigned(kernel), 6, "      "},
                                    {unsigned(voidAt), 4, "auto"},
                                    {unsigned(body + 1), 0, "_Pragma(\"msl kernel\") "}};
+  // Attributes of the template (`[[max_total_threads_per_threadgroup(n)]]`)
+  // belong to each kernel made from it.
+  std::string attributes;
+  for (size_t a = text.find("[[", head); a != llvm::StringRef::npos && a < kernel; a = text.find("[[", a)) {
+    size_t e = closing(text, a);
+    if (e == llvm::StringRef::npos || e > kernel)
+      break;
+    attributes += text.substr(a, e - a).str() + " ";
+    a = e;
+  }
+  if (llvm::StringRef(attributes).contains('\n'))
+    attributes.clear(); // (copies must not add lines)
   // The explicit instantiations.
   for (size_t t = text.find("template"); t != llvm::StringRef::npos; t = text.find("template", t + 8)) {
     if (!wordAt(text, t, "template"))
@@ -268,6 +280,7 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     }
     if (!wordAt(text, i, "kernel"))
       continue;
+    size_t kernelAt = i;
     i = skipSpace(text, i + 6);
     if (!wordAt(text, i, "void"))
       continue;
@@ -290,6 +303,8 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     if (!names || instance.contains('\n'))
       return; // not every instantiation can be rewritten: leave it all
     found.push_back({unsigned(t), 8, "        "});
+    if (!attributes.empty())
+      found.push_back({unsigned(kernelAt), 0, attributes});
     found.push_back({unsigned(n), unsigned(instance.size()), "__MSL_KERNEL_NAME(" + f.str() + ")"});
     found.push_back({unsigned(semi), 1, " { " + instance.str() + "(" + *names + "); }"});
   }
