@@ -136,6 +136,9 @@ constexpr AttrSpec kCatalog[] = {
     // Mesh shading (Metal 3): the stage attributes of object and mesh functions.
     {"mesh", ArgShape::None, Function, Category::Other, ~0u, 300},
     {"object", ArgShape::None, Function, Category::Other, ~0u, 300},
+    // `[[kernel]]`, the attribute spelling of the kernel qualifier (MLX); it
+    // reaches Clang as `[[__kernel]]` (the prelude's macro expands inside).
+    {"__kernel", ArgShape::None, Function, Category::Other},
 };
 
 const AttrSpec *specOf(llvm::StringRef name) {
@@ -408,9 +411,14 @@ struct MslAttrInfo : public ParsedAttrInfo {
     // annotation and entry lowering leaves them alone.
     // (Not when it returns a value: the stage collector reports that, in
     // the stage's words.)
-    if ((n == "mesh" || n == "object") && !D->hasAttr<OpenCLKernelAttr>() &&
+    if ((n == "mesh" || n == "object" || n == "__kernel") && !D->hasAttr<OpenCLKernelAttr>() &&
         cast<FunctionDecl>(D)->getReturnType()->isVoidType())
       D->addAttr(OpenCLKernelAttr::CreateImplicit(S.Context, A.getRange()));
+    if (n == "__kernel") {
+      if (!cast<FunctionDecl>(D)->getReturnType()->isVoidType())
+        error(S, A.getLoc(), "a [[kernel]] function must return void");
+      return AttributeApplied; // the kernel mark is all it is
+    }
     std::string annotation = kAnnotationPrefix + n;
     if (!argument->empty())
       annotation += ":" + *argument;

@@ -155,7 +155,8 @@ std::optional<llvm::StringRef> declaredTypeBefore(llvm::StringRef text, size_t n
 // Kernel templates. For the template whose name is at `name`:
 //   template <typename T> kernel void f(ARGS) {BODY}
 //     -> template <typename T>        auto f(ARGS) {_Pragma("msl kernel") BODY}
-// and for each explicit instantiation of it in the file:
+// (`[[kernel]]` may stand for `kernel`), and for each explicit
+// instantiation of it in the file:
 //   template [[host_name("x")]] kernel void f<float>(PARAMS);
 //     ->          [[host_name("x")]] kernel void __MSL_KERNEL_NAME(f)(PARAMS)
 //        { f<float>(names of PARAMS); }
@@ -272,16 +273,21 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     if (!wordAt(text, t, "template"))
       continue;
     size_t i = skipSpace(text, t + 8);
+    size_t kernelAt = llvm::StringRef::npos; // `kernel`, or in `[[kernel]]`
     while (text.substr(i, 2) == "[[") {
       size_t e = closing(text, i);
       if (e == llvm::StringRef::npos)
         break;
+      if (llvm::StringRef(text.substr(i + 2, e - i - 4)).trim() == "kernel")
+        kernelAt = i;
       i = skipSpace(text, e);
     }
-    if (!wordAt(text, i, "kernel"))
+    if (wordAt(text, i, "kernel")) {
+      kernelAt = i;
+      i = skipSpace(text, i + 6);
+    }
+    if (kernelAt == llvm::StringRef::npos)
       continue;
-    size_t kernelAt = i;
-    i = skipSpace(text, i + 6);
     if (!wordAt(text, i, "void"))
       continue;
     size_t n = skipSpace(text, i + 4);
