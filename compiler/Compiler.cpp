@@ -235,13 +235,12 @@ private:
   }
 
   // The name of a class the stdlib declares directly in namespace metal
-  // (texture2d, sampler, mesh, ...), or "".
-  static llvm::StringRef metalRecordName(clang::QualType t) {
+  // (texture2d, sampler, mesh, ...), or directly in namespace `ns` (for
+  // metal::raytracing, "raytracing"), or "".
+  static llvm::StringRef metalRecordName(clang::QualType t, llvm::StringRef ns = "metal") {
     const auto *record = t->getAsCXXRecordDecl();
-    if (!record || !record->getDeclContext()->isNamespace() ||
-        llvm::cast<clang::NamespaceDecl>(record->getDeclContext())->getName() != "metal")
-      return "";
-    return record->getName();
+    const auto *in = record ? llvm::dyn_cast<clang::NamespaceDecl>(record->getDeclContext()) : nullptr;
+    return in && in->getName() == ns ? record->getName() : "";
   }
 
   // The texture or sampler kind of a type declared by the stdlib
@@ -269,11 +268,8 @@ private:
   // An acceleration structure or intersection function table
   // (metal::raytracing), which binds to a [[buffer(n)]] as a handle.
   static bool isRaytracingHandle(clang::QualType t) {
-    const auto *record = t->getAsCXXRecordDecl();
-    const auto *ns = record ? llvm::dyn_cast<clang::NamespaceDecl>(record->getDeclContext()) : nullptr;
-    return ns && ns->getName() == "raytracing" &&
-           (record->getName() == "acceleration_structure" ||
-            record->getName() == "intersection_function_table");
+    llvm::StringRef n = metalRecordName(t, "raytracing");
+    return n == "acceleration_structure" || n == "intersection_function_table";
   }
 
   // "mesh" for a metal::mesh<...> argument, "mesh_grid_properties" for that one.
@@ -516,10 +512,9 @@ private:
       }
     }
     // Entry points are found by name: two may not share one.
-    auto entryName = [](const ShaderFunction &g) { return g.stage == Stage::Kernel ? entrySymbol(g) : g.symbol; };
     for (const ShaderFunction &other : out_)
-      if (entryName(other) == entryName(f)) {
-        error(fd->getLocation(), function + " would have the entry name '" + entryName(f) +
+      if (entrySymbol(other) == entrySymbol(f)) {
+        error(fd->getLocation(), function + " would have the entry name '" + entrySymbol(f) +
                                      "', which " + stageName(other.stage) + " function '" + other.name +
                                      "' already has");
         return;

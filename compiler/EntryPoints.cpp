@@ -396,7 +396,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
   if (nvptx) {
     std::set<std::string> interface;
     for (const auto &f : functions)
-      interface.insert(f.stage == Stage::Kernel ? entrySymbol(f) : f.symbol);
+      interface.insert(entrySymbol(f));
     for (Function &f : m.functions())
       if (!f.isDeclaration() && !interface.count(f.getName().str()) && !f.hasLocalLinkage())
         f.setLinkage(GlobalValue::InternalLinkage);

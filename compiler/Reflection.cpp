@@ -52,7 +52,7 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     nlohmann::json jf;
     jf["name"] = f.hostName.empty() ? f.name : f.hostName;
     jf["stage"] = stageName(f.stage);
-    jf["symbol"] = f.stage == Stage::Kernel ? entrySymbol(f) : f.symbol;
+    jf["symbol"] = entrySymbol(f);
     jf["arguments"] = nlohmann::json::array();
     // A kernel's entry point parameters: NVPTX takes buffers as pointers,
     // textures, samplers and acceleration structures ("handle": true) as

@@ -74,9 +74,10 @@ struct ShaderFunction {
   std::vector<std::string> attributes;
 };
 
-/// A kernel's entry point symbol: its host name, or Clang's symbol.
+/// The symbol a function is found by in the output: a kernel's entry point
+/// (its host name, or Clang's symbol), any other function's Clang symbol.
 inline const std::string &entrySymbol(const ShaderFunction &f) {
-  return f.hostName.empty() ? f.symbol : f.hostName;
+  return f.stage == Stage::Kernel && !f.hostName.empty() ? f.hostName : f.symbol;
 }
 
 const char *stageName(Stage s);

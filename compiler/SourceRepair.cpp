@@ -35,11 +35,23 @@ bool isBoolVector(QualType t) {
                v->getElementType()->isSpecificBuiltinType(BuiltinType::Char_U));
 }
 
+// The index just past the bracket that closes the one at `open`.
+size_t closing(llvm::StringRef text, size_t open) {
+  char o = text[open], c = o == '(' ? ')' : o == '<' ? '>' : o == '[' ? ']' : '}';
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    depth += text[i] == o ? 1 : text[i] == c ? -1 : 0;
+    if (depth == 0)
+      return i + 1;
+  }
+  return llvm::StringRef::npos;
+}
+
 // Whether `text` is a comparison (`a.x < b`, `(p == q)`): a relational or
 // equality operator outside any brackets.
 bool isComparison(llvm::StringRef text) {
   text = text.trim();
-  while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+  while (!text.empty() && text.front() == '(' && closing(text, 0) == text.size())
     text = text.drop_front().drop_back().trim();
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -171,18 +183,6 @@ size_t skipSpace(llvm::StringRef text, size_t i) {
                              (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n')))
     ++i;
   return i;
-}
-
-// The index just past the bracket that closes the one at `open`.
-size_t closing(llvm::StringRef text, size_t open) {
-  char o = text[open], c = o == '(' ? ')' : o == '<' ? '>' : o == '[' ? ']' : '}';
-  int depth = 0;
-  for (size_t i = open; i < text.size(); ++i) {
-    depth += text[i] == o ? 1 : text[i] == c ? -1 : 0;
-    if (depth == 0)
-      return i + 1;
-  }
-  return llvm::StringRef::npos;
 }
 
 bool wordAt(llvm::StringRef text, size_t i, llvm::StringRef word) {

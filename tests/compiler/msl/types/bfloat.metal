@@ -11,4 +11,6 @@ kernel void k(device bfloat *b [[buffer(0)]], device float4 *f [[buffer(1)]]) {
   f[0] = float4(v) + float4(float(x));
   b[3] = max(x, b[4]);
 }
-// CHECK-IR: bfloat
+// bf16 values are widened for arithmetic and narrowed back.
+// CHECK-IR: fpext bfloat
+// CHECK-IR: fptrunc float %add.i to bfloat
