@@ -13,6 +13,7 @@
 // msld is stopped with SIGTERM at the end.
 //
 //===----------------------------------------------------------------------===//
+#include "BenchSupport.h"
 #include "msl/client/Client.h"
 #include "msl/compiler/Compiler.h"
 
@@ -32,12 +33,11 @@
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using msl::bench::percentile;
 
 namespace {
 
@@ -87,13 +87,6 @@ std::string readFile(const fs::path &p) {
   return s.str();
 }
 
-// Nearest-rank percentile of microsecond samples.
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 double micros(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
@@ -124,81 +117,6 @@ std::string machine() {
     << std::thread::hardware_concurrency() << " usable; loadavg at start: " << load;
   return s.str();
 }
-
-// The msld child process.
-struct Daemon {
-  pid_t pid = -1;
-  int grpcPort = 0, metricsPort = 0;
-  fs::path dir;
-
-  void start(const std::string &msld, int workers) {
-    char tmpl[] = "/tmp/msl-bench-XXXXXX";
-    if (!mkdtemp(tmpl)) die(std::string("mkdtemp: ") + std::strerror(errno));
-    dir = tmpl;
-    std::string ready = (dir / "ready.json").string();
-    std::string data = (dir / "data").string();
-    std::string log = (dir / "msld.log").string();
-    std::string workersArg = std::to_string(workers);
-    std::vector<std::string> argv = {msld,
-                                     "--listen", "127.0.0.1:0",
-                                     "--metrics-listen", "127.0.0.1:0",
-                                     "--data-dir", data,
-                                     "--ready-file", ready,
-                                     "--compile-workers", workersArg};
-    pid = fork();
-    if (pid < 0) die(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      std::vector<char *> cargv;
-      for (auto &a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (!fs::exists(ready)) {
-      int status;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        die("msld exited before it was ready; its log:\n" + readFile(log));
-      }
-      if (Clock::now() > deadline) die("msld not ready after 60 s; log in " + log);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    // {"grpc_port":N,"metrics_port":M}
-    std::string json = readFile(ready);
-    auto number = [&](const std::string &key) {
-      auto at = json.find("\"" + key + "\"");
-      if (at == std::string::npos) die("no " + key + " in " + json);
-      at = json.find(':', at);
-      return std::atoi(json.c_str() + at + 1);
-    };
-    grpcPort = number("grpc_port");
-    metricsPort = number("metrics_port");
-  }
-
-  // SIGTERM, then wait; returns how msld ended.
-  std::string stop() {
-    if (pid <= 0) return "not running";
-    kill(pid, SIGTERM);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) return std::string("signal ") + strsignal(WTERMSIG(status));
-    return "?";
-  }
-
-  ~Daemon() {
-    if (pid > 0) stop();
-  }
-};
 
 msl::v1::CompileRequest serviceRequest(const std::string &path, const std::string &source,
                                        const std::vector<std::string> &options) {
@@ -272,10 +190,8 @@ int main(int argc, char **argv) {
   Args args = parseArgs(argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
   if (args.msld.empty()) {
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) die("cannot read /proc/self/exe: " + ec.message());
-    args.msld = (self.parent_path() / "msld").string();
+    args.msld = msl::bench::besideSelf("msld").string();
+    if (args.msld.empty()) die("cannot read /proc/self/exe");
   }
   if (!fs::exists(args.msld)) die(args.msld + " not found (build the msld target)");
 
@@ -291,12 +207,15 @@ int main(int argc, char **argv) {
             << "; hot calls: " << args.hotCalls << "; cold runs: " << args.coldRuns
             << "; target x86_64, default outputs (LLVM bitcode + reflection)\n";
 
-  Daemon daemon;
-  daemon.start(args.msld, args.workers);
-  std::cout << "msld started: pid " << daemon.pid << ", gRPC 127.0.0.1:" << daemon.grpcPort
-            << ", metrics 127.0.0.1:" << daemon.metricsPort << "\n" << std::flush;
+  msl::bench::DaemonProcess daemon;
+  msl::bench::DaemonOptions dopts;
+  dopts.msld = args.msld;
+  dopts.compileWorkers = args.workers;
+  if (std::string error; !daemon.start(dopts, &error)) die(error);
+  std::cout << "msld started: pid " << daemon.pid() << ", gRPC 127.0.0.1:" << daemon.grpcPort()
+            << ", metrics 127.0.0.1:" << daemon.metricsPort() << "\n" << std::flush;
 
-  msl::client::Client client("127.0.0.1:" + std::to_string(daemon.grpcPort));
+  msl::client::Client client("127.0.0.1:" + std::to_string(daemon.grpcPort()));
   if (auto h = client.waitUntilHealthy(std::chrono::seconds(30)); !h.ok())
     die("msld not healthy: " + msl::client::describeStatus(h.status()));
 

@@ -297,6 +297,26 @@ Result<std::vector<Digest>> Client::uploadMissingBlobs(const std::vector<std::st
   return digests;
 }
 
+Result<std::string> Client::readBlob(const Digest& digest) const {
+  msl::v1::ReadBlobRequest req;
+  *req.mutable_digest() = digest;
+  grpc::ClientContext ctx;
+  prepare(ctx);
+  auto reader = cas_->Read(&ctx, req);
+  std::string data;
+  msl::v1::ReadBlobResponse chunk;
+  while (reader->Read(&chunk)) {
+    if (data.size() + chunk.data().size() > static_cast<std::size_t>(std::max<std::int64_t>(0, digest.size_bytes())))
+      return grpc::Status(grpc::StatusCode::DATA_LOSS, "blob " + digest.hash() + " read back longer than its digest says");
+    data += chunk.data();
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return s;
+  if (static_cast<std::int64_t>(data.size()) != digest.size_bytes() || sha256Hex(data) != digest.hash())
+    return grpc::Status(grpc::StatusCode::DATA_LOSS, "blob " + digest.hash() + " read back with different content");
+  return data;
+}
+
 Result<std::vector<std::string>> Client::readBlobs(const std::vector<Digest>& digests) const {
   std::vector<std::string> out(digests.size());
   const std::size_t budget = batchBudget();
@@ -308,11 +328,11 @@ Result<std::vector<std::string>> Client::readBlobs(const std::vector<Digest>& di
     while (i < digests.size()) {
       std::size_t cost = static_cast<std::size_t>(std::max<std::int64_t>(0, digests[i].size_bytes())) +
                          kPerBlobOverhead;
-      if (cost > budget) {
-        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                            "blob " + digests[i].hash() + " of " +
-                                std::to_string(digests[i].size_bytes()) +
-                                " bytes does not fit in one message");
+      if (cost > budget) {  // too large for a batch: stream it
+        auto blob = readBlob(digests[i]);
+        if (!blob) return blob.status();
+        out[i++] = std::move(*blob);
+        continue;
       }
       if (used + cost > budget && req.digests_size() > 0) break;
       *req.add_digests() = digests[i];
@@ -329,8 +349,16 @@ Result<std::vector<std::string>> Client::readBlobs(const std::vector<Digest>& di
     std::multimap<std::string, std::size_t> pending;
     for (std::size_t p : positions) pending.emplace(digestKey(digests[p]), p);
     for (auto& r : *resp.mutable_responses()) {
-      if (r.status().code() != 0) return perBlobStatus(r.status(), r.digest(), "reading");
       auto it = pending.find(digestKey(r.digest()));
+      if (r.status().code() == int(grpc::StatusCode::RESOURCE_EXHAUSTED) && it != pending.end()) {
+        // Past the server's batch limit: stream it.
+        auto blob = readBlob(digests[it->second]);
+        if (!blob) return blob.status();
+        out[it->second] = std::move(*blob);
+        pending.erase(it);
+        continue;
+      }
+      if (r.status().code() != 0) return perBlobStatus(r.status(), r.digest(), "reading");
       if (it == pending.end()) continue;
       const Digest& want = digests[it->second];
       if (static_cast<std::int64_t>(r.data().size()) != want.size_bytes() ||

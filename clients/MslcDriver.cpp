@@ -28,6 +28,20 @@ bool readFile(const fs::path& p, std::string* out) {
   return true;
 }
 
+// Where root/rel really is (every symlink resolved) when that is outside
+// root's real path; nullopt when it stays inside. A path that cannot be
+// resolved counts as outside.
+std::optional<fs::path> realPathOutsideRoot(const fs::path& root, const std::string& rel) {
+  std::error_code ec;
+  fs::path realRoot = fs::canonical(root, ec);
+  if (ec) return root / rel;
+  fs::path real = fs::canonical(root / rel, ec);
+  if (ec) return root / rel;
+  fs::path inside = real.lexically_relative(realRoot);
+  if (inside.empty() || *inside.begin() == "..") return real;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<msl::v1::ArtifactKind> parseEmit(std::string_view name) {
@@ -411,6 +425,16 @@ CollectedSources collectIncludes(const fs::path& root, const std::string& main_p
         }
         if (!fs::is_regular_file(root / *rel, ec)) continue;
         if (seen.insert(*rel).second) {
+          // A symlink (of the header or a folder on its way) must not take
+          // us out of the tree: evil.h -> /etc/passwd would be uploaded and
+          // come back in diagnostics.
+          if (auto real = realPathOutsideRoot(root, *rel)) {
+            result.errors.push_back(where + ": refusing to send '" + *rel + "': it resolves to '" +
+                                    real->string() + "', outside the source tree '" +
+                                    root.string() + "'");
+            if (!inc.next) break;
+            continue;
+          }
           std::string bytes;
           if (!readFile(root / *rel, &bytes)) {
             warnOnce(where + ": cannot read '" + *rel + "'; not sending it");
@@ -497,12 +521,23 @@ int run(const std::vector<std::string>& args, const char* env_address, std::ostr
     return 1;
   }
   std::string source;
-  if (!fs::is_regular_file(cwd / *mainPath, ec) || !readFile(cwd / *mainPath, &source)) {
+  if (!fs::is_regular_file(cwd / *mainPath, ec)) {
+    err << "mslc: error: cannot read '" << inv.input << "'\n";
+    return 1;
+  }
+  if (auto real = realPathOutsideRoot(cwd, *mainPath)) {
+    err << "mslc: error: refusing to send '" << inv.input << "': it resolves to '"
+        << real->string() << "', outside the current directory '" << cwd.string() << "'\n";
+    return 1;
+  }
+  if (!readFile(cwd / *mainPath, &source)) {
     err << "mslc: error: cannot read '" << inv.input << "'\n";
     return 1;
   }
   CollectedSources collected = collectIncludes(cwd, *mainPath, source, inv.include_dirs);
   for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
+  for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
+  if (!collected.errors.empty()) return 1;
 
   ClientOptions copts;
   copts.address = inv.server;

@@ -12,6 +12,7 @@
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Scope.h"
 #include "clang/Sema/Sema.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <array>
 
@@ -195,16 +196,25 @@ Expr *literalOf(Sema &S, QualType type, const std::string &text, SourceLocation 
     return CXXBoolLiteralExpr::Create(ctx, text == "true" || text == "1", t, loc);
   }
   if (t->isIntegerType()) {
-    llvm::APSInt v(ctx.getTypeSize(t), t->isUnsignedIntegerType());
+    const unsigned bits = unsigned(ctx.getTypeSize(t));
+    const bool isSigned = !t->isUnsignedIntegerType();
     llvm::StringRef s(text);
     bool negative = s.consume_front("-");
     llvm::APInt raw;
-    if (s.getAsInteger(0, raw) || (negative && t->isUnsignedIntegerType()) ||
-        raw.getActiveBits() > v.getBitWidth() - (t->isUnsignedIntegerType() ? 0 : 1)) {
-      error(S, loc, what + ": '" + text + "' is not a value of type '" + t.getAsString() + "'");
+    // The magnitude's bound: 2^(bits-1) for a negative value of a signed
+    // type (INT_MIN), else the type's maximum.
+    llvm::APInt bound = negative ? llvm::APInt::getOneBitSet(bits + 1, bits - 1)
+                                 : llvm::APInt::getLowBitsSet(bits + 1, isSigned ? bits - 1 : bits);
+    bool valid = !s.getAsInteger(0, raw) && (isSigned || !negative || raw.isZero()) &&
+                 raw.getActiveBits() <= bits + 1 && raw.zextOrTrunc(bits + 1).ule(bound);
+    if (!valid) {
+      llvm::APSInt min = llvm::APSInt::getMinValue(bits, !isSigned);
+      llvm::APSInt max = llvm::APSInt::getMaxValue(bits, !isSigned);
+      error(S, loc, what + ": '" + text + "' is not a value of type '" + t.getAsString() + "' (" +
+                        llvm::toString(min, 10) + " to " + llvm::toString(max, 10) + ")");
       return nullptr;
     }
-    llvm::APInt value = raw.zextOrTrunc(v.getBitWidth());
+    llvm::APInt value = raw.zextOrTrunc(bits);
     if (negative)
       value = -value;
     // IntegerLiteral must be int-or-wider; narrower types get a cast.

@@ -21,6 +21,7 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Serialization/ASTWriter.h"
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,9 +42,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <array>
 #include <chrono>
 #include <list>
-#include <regex>
 #include <set>
 #include <mutex>
 #include <optional>
@@ -90,14 +91,29 @@ Severity severityOf(clang::DiagnosticsEngine::Level level) {
   }
 }
 
+/// `message` cut to at most `max` bytes, ending in "... (N bytes)", at a
+/// UTF-8 character boundary (messages go into protobuf strings).
+void cutMessage(std::string &message, size_t max) {
+  if (message.size() <= max)
+    return;
+  std::string tail = "... (" + std::to_string(message.size()) + " bytes)";
+  size_t keep = max > tail.size() ? max - tail.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80)
+    --keep;
+  message.resize(keep);
+  message += tail;
+}
+
 /// Collects Clang's diagnostics as data; notes attach to the diagnostic
-/// before them.
+/// before them. Records at most the job's limits (CompileJob::maxDiagnostics
+/// and maxDiagnosticBytes): past them, diagnostics are only counted, and the
+/// compile stops at its next error.
 class DiagnosticCollector : public clang::DiagnosticConsumer {
 public:
   /// `repairs`: where to record source repairs for errors (see
   /// SourceRepair.h); null when this compile is itself the repaired one.
-  DiagnosticCollector(std::vector<Diagnostic> &out, RepairCollector *repairs)
-      : out_(out), repairs_(repairs) {}
+  DiagnosticCollector(std::vector<Diagnostic> &out, RepairCollector *repairs, const CompileJob &job)
+      : out_(out), repairs_(repairs), job_(job) {}
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic &info) override {
@@ -106,11 +122,17 @@ public:
       repairs_->error(info);
     else if (repairs_ && level == clang::DiagnosticsEngine::Note)
       repairs_->note(info);
+    if (dropped_ > 0) {
+      ++dropped_;
+      stopped_ |= info.getID() == clang::diag::fatal_too_many_errors;
+      return;
+    }
     Diagnostic d;
     d.severity = severityOf(level);
     llvm::SmallString<256> message;
     info.FormatDiagnostic(message);
     d.message = message.str().str();
+    cutMessage(d.message, job_.maxDiagnosticMessageBytes);
     if (info.getLocation().isValid() && info.hasSourceManager()) {
       clang::PresumedLoc loc = info.getSourceManager().getPresumedLoc(info.getLocation());
       if (loc.isValid()) {
@@ -119,15 +141,58 @@ public:
         d.column = loc.getColumn();
       }
     }
+    size_t size = d.message.size() + d.file.size();
+    if (recorded_ >= job_.maxDiagnostics || bytes_ + size > job_.maxDiagnosticBytes) {
+      dropped_ = 1;
+      overBytes_ = recorded_ < job_.maxDiagnostics;
+      stopAtNextError();
+      return;
+    }
+    ++recorded_;
+    bytes_ += size;
     if (d.severity == Severity::Note && !out_.empty())
       out_.back().notes.push_back(std::move(d));
     else
       out_.push_back(std::move(d));
   }
 
+  /// The compile's engine, whose error limit stops it once this is full.
+  void stopsCompile(clang::DiagnosticsEngine &diags) {
+    compile_ = &diags;
+    if (dropped_ > 0)
+      stopAtNextError();
+  }
+
+  /// Appends the note on what was dropped, if anything was.
+  void finish() {
+    if (dropped_ == 0)
+      return;
+    Diagnostic d;
+    d.file = "<msld>";
+    d.severity = Severity::Note;
+    d.message = std::to_string(dropped_) + (dropped_ == 1 ? " more diagnostic" : " more diagnostics") +
+                " not shown: a compile reports at most " +
+                (overBytes_ ? std::to_string(job_.maxDiagnosticBytes) + " bytes of diagnostics"
+                            : std::to_string(job_.maxDiagnostics) + " diagnostics (notes included)") +
+                (stopped_ ? "; compiling stopped at the next error" : "");
+    out_.push_back(std::move(d));
+    dropped_ = 0;
+  }
+
 private:
+  // As -ferror-limit: once NumErrors passes the limit, Clang reports a fatal
+  // error and stops compiling. With no error yet, 1 lets one more through.
+  void stopAtNextError() {
+    if (compile_)
+      compile_->setErrorLimit(std::max(1u, compile_->getNumErrors()));
+  }
+
   std::vector<Diagnostic> &out_;
   RepairCollector *repairs_;
+  const CompileJob &job_;
+  clang::DiagnosticsEngine *compile_ = nullptr;
+  size_t recorded_ = 0, bytes_ = 0, dropped_ = 0;
+  bool overBytes_ = false, stopped_ = false;
 };
 
 std::string addressSpaceName(clang::LangAS as) {
@@ -642,10 +707,13 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
       "-Xclang", "-cl-ext=+cl_khr_fp16,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics",
       "-cl-single-precision-constant",
       "-isystem", std::string(kStdlibRoot)};
+  // By absolute path: a relative -include is looked up in the working
+  // directory (the request's files) first.
   if (withStdlibPch)
     args.insert(args.end(), {"-include-pch", kStdlibPchPath});
   else
-    args.insert(args.end(), {"-include", "__msl_prelude.h", "-include", "__msl_stage.h"});
+    args.insert(args.end(), {"-include", std::string(kStdlibRoot) + "__msl_prelude.h", "-include",
+                             std::string(kStdlibRoot) + "__msl_stage.h"});
   args.insert(args.end(), {
       "-D__METAL_VERSION__=" + std::to_string(opts.std.metalVersionMacro()),
       opts.std.platform == Platform::IOS ? "-D__METAL_IOS__=1" : "-D__METAL_MACOS__=1",
@@ -750,17 +818,60 @@ std::string dynamicallyInitializedGlobals(llvm::Module &m) {
 // typedef in the request's files gets the same kind of macro, forwarding to
 // metal::detail::make<NAME>, so the macro is right whichever typedef of the
 // name is active (#if-selected precisions) and expands only before `(`.
-std::string vectorTypedefMacros(const CompileJob &job) {
-  static const std::regex kTypedef(
-      R"((?:typedef\s+(?:metal::)?(?:bool|char|uchar|short|ushort|int|uint|long|ulong|half|float)[234]\s+([A-Za-z_]\w*)\s*;)|(?:using\s+([A-Za-z_]\w*)\s*=\s*(?:metal::)?(?:bool|char|uchar|short|ushort|int|uint|long|ulong|half|float)[234]\s*;))");
-  std::set<std::string> names;
-  auto scan = [&](const std::string &text) {
-    for (std::sregex_iterator it(text.begin(), text.end(), kTypedef), end; it != end; ++it)
-      names.insert((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+
+bool isVectorTypeName(llvm::StringRef name) {
+  static const llvm::StringRef kElements[] = {"bool", "char", "uchar", "short", "ushort", "int",
+                                              "uint", "long", "ulong", "half", "float"};
+  if (name.size() < 2 || !llvm::is_contained(llvm::StringRef("234"), name.back()))
+    return false;
+  return llvm::is_contained(kElements, name.drop_back());
+}
+
+/// Adds the names `text` declares as vector types, `typedef [metal::]V NAME;`
+/// or `using NAME = [metal::]V;`, to `names`. Raw-lexed, so comments and
+/// string literals declare nothing; linear in the text. `text` must be
+/// NUL-terminated (a std::string's data is), as the lexer reads one past it.
+void collectVectorTypedefs(const std::string &text, std::set<std::string> &names) {
+  clang::LangOptions lang;
+  lang.CPlusPlus = lang.CPlusPlus11 = lang.CPlusPlus14 = lang.CPlusPlus17 = true;
+  clang::Lexer lexer(clang::SourceLocation(), lang, text.data(), text.data(), text.data() + text.size());
+  // The last tokens, enough for the longest form (`using N = metal :: V ;`).
+  constexpr size_t kWindow = 7;
+  std::array<clang::Token, kWindow> last;
+  size_t count = 0;
+  auto at = [&](size_t back) -> const clang::Token & { return last[(count - back) % kWindow]; };
+  auto isWord = [&](size_t back, llvm::StringRef word) {
+    return back <= count && at(back).is(clang::tok::raw_identifier) &&
+           (word.empty() || at(back).getRawIdentifier() == word);
   };
-  scan(job.mainSource);
+  auto isPunct = [&](size_t back, clang::tok::TokenKind kind) { return back <= count && at(back).is(kind); };
+  // `[metal ::] V` ending `back` tokens before the `;`; its length, or 0.
+  auto vectorType = [&](size_t back) -> size_t {
+    if (!isWord(back, "") || !isVectorTypeName(at(back).getRawIdentifier()))
+      return 0;
+    return isPunct(back + 1, clang::tok::coloncolon) && isWord(back + 2, "metal") ? 3 : 1;
+  };
+  clang::Token tok;
+  do {
+    lexer.LexFromRawLexer(tok);
+    last[count++ % kWindow] = tok;
+    if (!tok.is(clang::tok::semi))
+      continue;
+    // typedef [metal::]V NAME ;
+    if (size_t n = vectorType(3); n && isWord(2, "") && isWord(3 + n, "typedef"))
+      names.insert(at(2).getRawIdentifier().str());
+    // using NAME = [metal::]V ;
+    if (size_t n = vectorType(2); n && isPunct(2 + n, clang::tok::equal) && isWord(3 + n, "") &&
+                                  isWord(4 + n, "using"))
+      names.insert(at(3 + n).getRawIdentifier().str());
+  } while (tok.isNot(clang::tok::eof));
+}
+
+std::string vectorTypedefMacros(const CompileJob &job) {
+  std::set<std::string> names;
+  collectVectorTypedefs(job.mainSource, names);
   for (const auto &[path, contents] : job.files)
-    scan(contents);
+    collectVectorTypedefs(contents, names);
   std::string out;
   for (const auto &n : names)
     out += "#define " + n + "(...) (::metal::detail::make<" + n + ">(__VA_ARGS__))\n";
@@ -775,6 +886,51 @@ std::string vectorTypedefMacros(const CompileJob &job) {
 // when it begins with `#include <metal_stdlib>` (after comments, blank lines
 // and #pragma lines), so the PCH is exactly the prefix the source would have
 // parsed anyway: what a program sees never depends on the cache.
+//
+// No request can change a PCH: it is built over a file system holding only
+// the stdlib (under /msl/stdlib/, which request paths cannot reach) and its
+// one-line source, and is keyed by its command line and the stdlib's digest.
+// A request whose own file would be found in place of a stdlib header (one
+// at <-I dir>/metal_math) parses the headers itself, seeing its file as
+// Clang's search order gives it, for that request only.
+
+/// The SHA-256 of the stdlib headers, names and contents.
+const std::string &stdlibDigest() {
+  static const std::string digest = [] {
+    llvm::SHA256 hash;
+    for (const auto &[name, contents] : embeddedStdlib()) {
+      // Length-prefixed so that moving bytes between files changes the digest.
+      std::string header = name + '\0' + std::to_string(contents.size()) + '\0';
+      hash.update(header);
+      hash.update(contents);
+    }
+    return llvm::toHex(hash.final(), /*LowerCase=*/true);
+  }();
+  return digest;
+}
+
+/// A file system holding the stdlib and the PCH's source, nothing of a
+/// request; the working directory is the (empty) compile root.
+llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> stdlibFileSystem() {
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  fs->setCurrentWorkingDirectory(kSourceRoot);
+  for (const auto &[name, contents] : embeddedStdlib())
+    fs->addFile(kStdlibRoot + name, 0, llvm::MemoryBuffer::getMemBuffer(contents, name, false));
+  fs->addFile(kStdlibPchSource, 0, llvm::MemoryBuffer::getMemBuffer("#include <metal_stdlib>\n"));
+  return fs;
+}
+
+/// True when one of the job's files is at <-I dir>/<stdlib header>, where
+/// `#include <header>` finds it before the stdlib's.
+bool shadowsStdlibHeader(const CompileJob &job, const MetalOptions &opts) {
+  for (const std::string &dir : opts.includeDirs) {
+    const std::string prefix = dir == "." ? "" : dir + "/";
+    for (const auto &[name, contents] : embeddedStdlib())
+      if (job.files.count(prefix + name) || job.mainPath == prefix + name)
+        return true;
+  }
+  return false;
+}
 
 /// True when the first directive of `source` (after comments, blank lines and
 /// #pragma lines) is `#include <metal_stdlib>`.
@@ -838,8 +994,7 @@ class StdlibPchCache {
 public:
   /// The PCH for this compile's configuration, built on first use; null if
   /// it cannot be built (the compile then parses the headers itself).
-  std::shared_ptr<const std::string> get(const CompileJob &job, const MetalOptions &opts,
-                                         llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+  std::shared_ptr<const std::string> get(const CompileJob &job, const MetalOptions &opts) {
     // Only what changes how the stdlib parses; user macros and include
     // directories are added after the PCH by the compile itself.
     MetalOptions config = opts;
@@ -847,14 +1002,15 @@ public:
     config.includeDirs.clear();
     std::vector<std::string> args = clangArgs(job, config);
     args.back() = kStdlibPchSource;
-    std::string key = llvm::join(args, "\x1f");
+    // Everything the PCH is made of: its command line and its files.
+    std::string key = llvm::join(args, "\x1f") + "\x1f" + stdlibDigest();
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->first == key) {
         entries_.splice(entries_.begin(), entries_, it); // most recently used first
         return it->second;
       }
-    auto pch = build(args, fs);
+    auto pch = build(args, stdlibFileSystem());
     entries_.emplace_front(key, pch);
     if (entries_.size() > kMaxEntries)
       entries_.pop_back();
@@ -981,18 +1137,8 @@ bool useStdlibFromDirectory(const std::string &dir, std::string &error) {
 }
 
 const std::string &compilerIdentity() {
-  static const std::string identity = [] {
-    llvm::SHA256 hash;
-    for (const auto &[name, contents] : embeddedStdlib()) {
-      // Length-prefixed so that moving bytes between files changes the digest.
-      std::string header = name + '\0' + std::to_string(contents.size()) + '\0';
-      hash.update(header);
-      hash.update(contents);
-    }
-    auto digest = hash.final();
-    return std::string("msld/") + MSLD_VERSION + " llvm/" + LLVM_VERSION_STRING +
-           " stdlib/sha256:" + llvm::toHex(digest, /*LowerCase=*/true);
-  }();
+  static const std::string identity = std::string("msld/") + MSLD_VERSION + " llvm/" + LLVM_VERSION_STRING +
+                                      " stdlib/sha256:" + stdlibDigest();
   return identity;
 }
 
@@ -1074,81 +1220,76 @@ CompileResult compile(const CompileJob &job) {
 }
 
 namespace {
+/// "" when `job` is a request msld would queue (RequestChecks.h), else why not.
+std::string checkRequest(const CompileJob &job) {
+  const RequestLimits &limits = job.requestLimits;
+  if (std::string e = checkRequestCounts(job.files.size(), job.functionConstants.size(), limits); !e.empty())
+    return e;
+  if (std::string e = checkRequestPath("main_path", job.mainPath, limits); !e.empty())
+    return e;
+  for (const auto &[path, contents] : job.files) {
+    if (std::string e = checkRequestPath("file path", path, limits); !e.empty())
+      return e;
+    if (path == job.mainPath)
+      return "file " + quoteForMessage(path) + " is also the main source";
+  }
+  for (const auto &[key, value] : job.functionConstants)
+    if (std::string e = checkFunctionConstant(key, value, limits); !e.empty())
+      return e;
+  if (job.target.arch == Arch::NVPTX64 && !job.target.cpu.empty())
+    return checkNvptxCpu(job.target.cpu);
+  return "";
+}
+
 CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repairs) {
   auto start = std::chrono::steady_clock::now();
   CompileResult result;
+  std::optional<RepairCollector> repairCollector;
+  if (repairs)
+    repairCollector.emplace(*repairs);
+  DiagnosticCollector collector(result.diagnostics, repairCollector ? &*repairCollector : nullptr, job);
   auto finish = [&]() -> CompileResult {
+    collector.finish();
     result.compileTimeMicros = std::chrono::duration_cast<std::chrono::microseconds>(
                                    std::chrono::steady_clock::now() - start)
                                    .count();
     return std::move(result);
   };
+  auto refuse = [&](std::string message) {
+    result.diagnostics.push_back(commandLineError(std::move(message)));
+    return finish();
+  };
   initializeTargetsOnce();
 
   std::string optionError;
-  auto opts = parseMetalOptions(job.options, optionError);
-  if (!opts) {
-    result.diagnostics.push_back(commandLineError(optionError));
-    return finish();
-  }
-  for (const auto &dir : opts->includeDirs)
-    if (!isCanonicalRelativePath(dir) && dir != ".") {
-      result.diagnostics.push_back(commandLineError(
-          "-I " + dir + ": include directories must be relative to the compile root, without '.', '..' or empty parts"));
-      return finish();
-    }
+  auto opts = parseMetalOptions(job.options, optionError, job.requestLimits);
+  if (!opts)
+    return refuse(optionError);
+  if (std::string e = checkRequest(job); !e.empty())
+    return refuse(e);
   std::vector<OutputKind> outputs = job.outputs.empty() ? defaultOutputs(job.target.arch) : job.outputs;
   for (OutputKind o : outputs)
-    if (o == OutputKind::PTX && job.target.arch != Arch::NVPTX64) {
-      result.diagnostics.push_back(commandLineError("PTX output needs the nvptx64 target"));
-      return finish();
-    }
+    if (o == OutputKind::PTX && job.target.arch != Arch::NVPTX64)
+      return refuse("PTX output needs the nvptx64 target");
 
-  // The compiler's whole world: the request's files and the stdlib.
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  fs->setCurrentWorkingDirectory(kSourceRoot);
-  for (const auto &[name, contents] : embeddedStdlib())
-    fs->addFile(kStdlibRoot + name, 0, llvm::MemoryBuffer::getMemBuffer(contents, name, false));
-  for (const auto &[path, contents] : job.files) {
-    if (path == job.mainPath) {
-      result.diagnostics.push_back(commandLineError("file '" + path + "' is also the main source"));
-      return finish();
-    }
-    if (!isCanonicalRelativePath(path)) {
-      result.diagnostics.push_back(commandLineError(
-          "file path '" + path + "' must be relative to the compile root, without '.', '..' or empty parts"));
-      return finish();
-    }
-    if (!fs->addFile(kSourceRoot + path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, false))) {
-      result.diagnostics.push_back(commandLineError(
-          "file '" + path + "' conflicts with another file's path (a file cannot also be a directory)"));
-      return finish();
-    }
-  }
-  if (!isCanonicalRelativePath(job.mainPath)) {
-    result.diagnostics.push_back(commandLineError(
-        "main path '" + job.mainPath + "' must be relative to the compile root, without '.', '..' or empty parts"));
-    return finish();
-  }
+  // The compiler's whole world: the stdlib and the request's files.
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs = stdlibFileSystem();
+  for (const auto &[path, contents] : job.files)
+    if (!fs->addFile(kSourceRoot + path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, false)))
+      return refuse("file " + quoteForMessage(path) +
+                    " conflicts with another file's path (a file cannot also be a directory)");
   if (!fs->addFile(kSourceRoot + job.mainPath, 0,
-                   llvm::MemoryBuffer::getMemBuffer(job.mainSource, job.mainPath, false))) {
-    result.diagnostics.push_back(commandLineError(
-        "main path '" + job.mainPath + "' conflicts with a file's path"));
-    return finish();
-  }
+                   llvm::MemoryBuffer::getMemBuffer(job.mainSource, job.mainPath, false)))
+    return refuse("main path " + quoteForMessage(job.mainPath) + " conflicts with a file's path");
 
-  std::optional<RepairCollector> repairCollector;
-  if (repairs)
-    repairCollector.emplace(*repairs);
-  DiagnosticCollector collector(result.diagnostics, repairCollector ? &*repairCollector : nullptr);
   auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), &collector, false);
 
-  // The precompiled stdlib, when the source starts by including it.
+  // The precompiled stdlib, when the source starts by including it and
+  // none of its files would be found in place of a stdlib header.
   std::shared_ptr<const std::string> pch;
-  if (beginsWithStdlibInclude(job.mainSource)) {
-    fs->addFile(kStdlibPchSource, 0, llvm::MemoryBuffer::getMemBuffer("#include <metal_stdlib>\n"));
-    pch = stdlibPchCache().get(job, *opts, fs);
+  if (beginsWithStdlibInclude(job.mainSource) && !shadowsStdlibHeader(job, *opts)) {
+    pch = stdlibPchCache().get(job, *opts);
     if (pch)
       fs->addFile(kStdlibPchPath, 0, llvm::MemoryBuffer::getMemBuffer(*pch, kStdlibPchPath, false));
   }
@@ -1169,6 +1310,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   clang::CompilerInstance ci;
   ci.setInvocation(std::move(invocation));
   ci.createDiagnostics(&collector, false);
+  collector.stopsCompile(ci.getDiagnostics());
   // Diagnostics are data here; no "N errors generated." on the worker's stderr.
   ci.getDiagnosticOpts().ShowCarets = false;
   ci.createFileManager(fs);

@@ -76,22 +76,6 @@ std::string joinAllowed() {
 
 } // namespace
 
-bool isCanonicalRelativePath(const std::string &path) {
-  if (path.empty() || path.front() == '/' || path.back() == '/')
-    return false;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos)
-      end = path.size();
-    std::string part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..")
-      return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 std::string LanguageVersion::spelling() const {
   std::string number = std::to_string(major) + "." + std::to_string(minor);
   if (major >= 3)
@@ -123,7 +107,25 @@ std::optional<LanguageVersion> parseStdValue(const std::string &value) {
 }
 
 std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &args,
-                                              std::string &error) {
+                                              std::string &error, const RequestLimits &limits) {
+  if (args.size() > limits.maxOptions) {
+    error = "the command line has " + std::to_string(args.size()) + " arguments; at most " +
+            std::to_string(limits.maxOptions) + " are allowed";
+    return std::nullopt;
+  }
+  for (const std::string &arg : args) {
+    if (arg.size() > limits.maxOptionBytes) {
+      error = "option " + quoteForMessage(arg) + " is " + std::to_string(arg.size()) +
+              " bytes; at most " + std::to_string(limits.maxOptionBytes) + " are allowed";
+      return std::nullopt;
+    }
+    // Clang would read the argument only up to the NUL: what is compiled
+    // would differ from what the action key names.
+    if (arg.find('\0') != std::string::npos) {
+      error = "option " + quoteForMessage(arg) + " contains a NUL byte";
+      return std::nullopt;
+    }
+  }
   MetalOptions opts;
   // Options that take a value either joined (-DX) or as the next argument.
   auto takeValue = [&](size_t &i, const std::string &flag, std::string &out) {
@@ -152,7 +154,7 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
       if (eq != std::string::npos)
         m.value = def.substr(eq + 1);
       if (!isIdentifier(m.name)) {
-        error = "invalid macro name '" + m.name + "' in -D " + def;
+        error = "invalid macro name " + quoteForMessage(m.name) + " in -D " + quoteForMessage(def);
         return std::nullopt;
       }
       opts.defines.push_back(std::move(m));
@@ -164,13 +166,16 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
         error = "option '-I' needs a directory";
         return std::nullopt;
       }
+      if (dir != ".")
+        if (error = checkRequestPath("-I directory", dir, limits); !error.empty())
+          return std::nullopt;
       opts.includeDirs.push_back(std::move(dir));
     } else if (arg.rfind("-std=", 0) == 0) {
       std::string value = arg.substr(5);
       auto v = parseStdValue(value);
       if (!v) {
         error = (value.empty() ? std::string("-std= needs a value")
-                               : "unknown language version '" + value + "' in -std=") +
+                               : "unknown language version " + quoteForMessage(value) + " in -std=") +
                 "; allowed values: " + joinAllowed() + " (osx- may be spelled macos-)";
         return std::nullopt;
       }
@@ -199,8 +204,8 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
     } else if (arg.rfind("-W", 0) == 0 && isWarningName(arg.substr(2))) {
       opts.warningFlags.push_back(arg);
     } else {
-      error = "unsupported option '" + arg +
-              "' (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>, "
+      error = "unsupported option " + quoteForMessage(arg) +
+              " (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>, "
               "-x metal, -mmacosx-version-min=, -mios-version-min=)";
       return std::nullopt;
     }

@@ -18,9 +18,8 @@
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Exactly what the build (CMakeLists.txt: gRPC, Protobuf, RocksDB, OpenSSL,
-# nlohmann_json, CLI11, cpp-httplib, LLVM/Clang 19, GTest) and the tests
-# need. prometheus-cpp is not packaged in Debian 12; msld has its own small
-# metrics registry (service/Metrics.cpp).
+# nlohmann_json, CLI11, prometheus-cpp, cpp-httplib, LLVM/Clang 19, GTest) and
+# the tests need (prometheus: promtool, which checks a /metrics scrape).
 MSLD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates curl python3
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
@@ -28,6 +27,7 @@ MSLD_PACKAGES=(
   librocksdb-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+  prometheus-cpp-dev prometheus
 )
 
 msld_missing_packages() {

@@ -9,11 +9,16 @@
 // diagnostics and IR, for debugging (DIR: stdlib headers read from disk).
 //
 //===----------------------------------------------------------------------===//
+#include "BinaryIdentity.h"
 #include "WorkerProtocol.h"
 #include "msl/compiler/Compiler.h"
 #include "msl/internal/worker.pb.h"
 
+#include <llvm/Support/ErrorHandling.h>
+
 #include <fstream>
+#include <new>
+#include <unistd.h>
 #include <iostream>
 #include <sstream>
 
@@ -130,11 +135,23 @@ int compileOneFile(int argc, char **argv) {
 
 } // namespace
 
+// Out of memory (the worker's RLIMIT_AS): say so with a distinct exit status,
+// so msld reports a resource limit rather than a compiler crash.
+[[noreturn]] void outOfMemory() {
+  static const char message[] = "msld-compile-worker: out of memory\n";
+  (void)!::write(2, message, sizeof message - 1);
+  ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
+}
+
 int main(int argc, char **argv) {
   if (argc >= 3 && std::string(argv[1]) == "--compile")
     return compileOneFile(argc, argv);
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler([](void *, const char *, bool) { outOfMemory(); });
   msl::internal::WorkerHello hello;
-  hello.set_compiler_identity(mc::compilerIdentity());
+  // The compiler (version, stdlib) and the code that runs it (this binary
+  // and every library it loaded): a rebuilt worker gets new action keys.
+  hello.set_compiler_identity(mc::compilerIdentity() + " binary/" + msl::service::binaryIdentity());
   if (!msl::service::writeMessage(1, hello))
     return 1;
   WorkerRequest req;

@@ -1,106 +1,116 @@
 //===- Metrics.h - Prometheus metrics of the daemon -----------------------===//
 //
-// prometheus-cpp is not packaged for Debian 12, so this is a small registry
-// of the three kinds msld needs (counter, gauge, histogram, each with
-// labels) rendered in the Prometheus text format 0.0.4, and an HTTP endpoint
-// (cpp-httplib) serving it at /metrics.
+// msld's metrics on prometheus-cpp (Debian 12: prometheus-cpp-dev 1.0.1): a
+// prometheus::Registry holding every family, ServiceMetrics naming each
+// series the daemon updates (created once at start-up and held by reference,
+// so the hot path only does atomic increments), and prometheus-cpp's pull
+// Exposer (civetweb) serving the registry at http://HOST:PORT/metrics in the
+// Prometheus text format 0.0.4.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <atomic>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-namespace httplib {
-class Server;
+namespace prometheus {
+class Exposer;
 }
 
 namespace msl::service {
 
-using Labels = std::map<std::string, std::string>;
-
-/// One metric name with its help text and a series per label set.
-class MetricFamily {
+/// The daemon's registry, as the Collectable the Exposer scrapes: each Collect
+/// first runs the refresh hooks (gauges read from elsewhere at scrape time,
+/// e.g. the CAS size), then collects the prometheus::Registry.
+class MetricsRegistry final : public prometheus::Collectable {
 public:
-  enum class Kind { Counter, Gauge, Histogram };
-  MetricFamily(std::string name, std::string help, Kind kind, std::vector<double> buckets = {});
-
-  /// Counter/gauge: add to the series for `labels`.
-  void add(double value, const Labels &labels = {});
-  /// Gauge: set the series for `labels`.
-  void set(double value, const Labels &labels = {});
-  /// Histogram: record one observation.
-  void observe(double value, const Labels &labels = {});
-  double value(const Labels &labels = {}) const;
-
-  void render(std::string &out) const;
-
-private:
-  struct Series {
-    double value = 0;               // counter, gauge
-    std::vector<uint64_t> counts;   // histogram: per bucket (not cumulative)
-    double sum = 0;
-    uint64_t count = 0;
-  };
-  std::string name_, help_;
-  Kind kind_;
-  std::vector<double> buckets_;
-  mutable std::mutex mu_;
-  std::map<Labels, Series> series_;
-};
-
-class MetricsRegistry {
-public:
-  MetricFamily &counter(const std::string &name, const std::string &help);
-  MetricFamily &gauge(const std::string &name, const std::string &help);
-  MetricFamily &histogram(const std::string &name, const std::string &help,
-                          std::vector<double> buckets);
-  /// Called before each render, to refresh gauges read from elsewhere.
+  MetricsRegistry() : registry_(std::make_shared<prometheus::Registry>()) {}
+  prometheus::Registry &registry() { return *registry_; }
+  /// Called at the start of every Collect (on the Exposer's threads).
   void onCollect(std::function<void()> refresh);
-  std::string render();
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  /// The registry in the Prometheus text format (what /metrics serves).
+  std::string render() const;
 
 private:
-  MetricFamily &add(std::unique_ptr<MetricFamily> family);
-  std::mutex mu_;
-  std::vector<std::unique_ptr<MetricFamily>> families_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  mutable std::mutex mu_; // guards refreshers_ (scrape path only)
   std::vector<std::function<void()>> refreshers_;
 };
 
-/// The daemon's metrics, by name.
+/// The daemon's metrics, by name: the one place naming them.
 struct ServiceMetrics {
-  explicit ServiceMetrics(MetricsRegistry &registry);
-  MetricFamily &requests;          // msld_requests_total{method,code}
-  MetricFamily &compileLatency;    // msld_compile_duration_seconds{cache}
-  MetricFamily &actionCacheHits;   // msld_action_cache_hits_total
-  MetricFamily &actionCacheMisses; // msld_action_cache_misses_total
-  MetricFamily &casBytes;          // msld_cas_bytes
-  MetricFamily &casBlobs;          // msld_cas_blobs
-  MetricFamily &corruptBlobs;      // msld_cas_corrupt_blobs_total
-  MetricFamily &workerCrashes;     // msld_worker_crashes_total
-  MetricFamily &workerTimeouts;    // msld_worker_timeouts_total
-  MetricFamily &compilesInFlight;  // msld_compiles_in_flight
-  MetricFamily &compilesShared;    // msld_compiles_deduplicated_total
+  explicit ServiceMetrics(MetricsRegistry &registry) : ServiceMetrics(registry.registry()) {}
+  explicit ServiceMetrics(prometheus::Registry &registry);
+  ServiceMetrics(const ServiceMetrics &) = delete;
+  ServiceMetrics &operator=(const ServiceMetrics &) = delete;
+
+  /// msld_requests_total{method,code}: one RPC finished with `grpcStatusCode`
+  /// (grpc::StatusCode). Lock-free for the RPCs msld serves (series created
+  /// up front); another method name is counted through the family (locked).
+  void countRequest(const char *method, int grpcStatusCode);
+
+private:
+  // Families first: the series below are initialised from them.
+  prometheus::Family<prometheus::Counter> &requestsFamily_;
+  prometheus::Family<prometheus::Histogram> &compileLatencyFamily_;
+  prometheus::Family<prometheus::Counter> &rejectedFamily_;
+
+public:
+  prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
+  prometheus::Histogram &compileLatencyMiss;    // msld_compile_duration_seconds{cache="miss"}
+  prometheus::Counter &actionCacheHits;         // msld_action_cache_hits_total
+  prometheus::Counter &actionCacheMisses;       // msld_action_cache_misses_total
+  prometheus::Gauge &casBytes;                  // msld_cas_bytes (set at scrape time)
+  prometheus::Gauge &casBlobs;                  // msld_cas_blobs (set at scrape time)
+  prometheus::Counter &corruptBlobs;            // msld_cas_corrupt_blobs_total
+  prometheus::Counter &workerCrashes;           // msld_worker_crashes_total
+  prometheus::Counter &workerTimeouts;          // msld_worker_timeouts_total
+  prometheus::Counter &workerMemoryKills;       // msld_worker_memory_limit_kills_total
+  prometheus::Counter &workerIdentityMismatches; // msld_worker_identity_mismatches_total
+  prometheus::Gauge &compilesInFlight;          // msld_compiles_in_flight
+  prometheus::Gauge &compileQueueDepth;         // msld_compile_queue_depth
+  prometheus::Counter &compilesShared;          // msld_compiles_deduplicated_total
+  prometheus::Counter &compilesCancelled;       // msld_compiles_cancelled_total
+  prometheus::Counter &rejectedQueueFull;       // msld_requests_rejected_total{reason="queue_full"}
+  prometheus::Counter &rejectedTooLarge;        // msld_requests_rejected_total{reason="too_large"}
+  prometheus::Counter &rejectedInvalid;         // msld_requests_rejected_total{reason="invalid_argument"}
+
+  /// The RPC names whose msld_requests_total series exist from start-up
+  /// (add a new RPC here to keep its counting lock-free).
+  static constexpr std::array<const char *, 5> kMethods = {
+      "Compile", "FindMissingBlobs", "BatchUpdateBlobs", "BatchReadBlobs", "Read"};
+  static constexpr int kStatusCodes = 17; // grpc::StatusCode OK (0) .. UNAUTHENTICATED (16)
+
+private:
+  std::array<std::array<prometheus::Counter *, kStatusCodes>, kMethods.size()> requestSeries_{};
 };
 
-/// Serves a registry at http://HOST:PORT/metrics on its own thread.
+/// Serves a MetricsRegistry at http://HOST:PORT/metrics with prometheus-cpp's
+/// Exposer (civetweb threads of its own).
 class MetricsServer {
 public:
-  MetricsServer(MetricsRegistry &registry);
+  explicit MetricsServer(std::shared_ptr<MetricsRegistry> registry);
   ~MetricsServer();
-  /// Binds (port 0 picks a free one); returns the port, or -1.
-  int start(const std::string &host, int port);
+  /// Binds (port 0 picks a free one); returns the port, or -1 (`error` says why).
+  int start(const std::string &host, int port, std::string *error = nullptr);
+  /// Stops serving (joins the Exposer's threads). Idempotent.
   void stop();
 
 private:
-  MetricsRegistry &registry_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::shared_ptr<MetricsRegistry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
 };
 
 } // namespace msl::service

@@ -11,28 +11,53 @@
 
 int main(int argc, char **argv) {
   msl::service::ServerOptions options;
+  auto &workers = options.workers;
+  auto &service = options.service;
   CLI::App app{"msld: Metal Shading Language compiler daemon"};
-  int64_t timeoutMs = options.compileTimeout.count();
-  uint64_t memoryMb = options.compileMemoryBytes >> 20;
+  int64_t timeoutMs = workers.timeout.count();
+  int64_t startTimeoutMs = workers.startTimeout.count();
+  uint64_t memoryMb = workers.memoryLimitBytes >> 20;
   int64_t drainS = options.drainTimeout.count();
   std::string readyFile;
   app.add_option("--listen", options.listen, "gRPC HOST:PORT (port 0: any free port)")->capture_default_str();
   app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
   app.add_option("--metrics-listen", options.metricsListen, "Prometheus /metrics HOST:PORT; empty: off")
       ->capture_default_str();
-  app.add_option("--compile-workers", options.compileWorkers, "compile worker processes")
+  app.add_option("--compile-workers", workers.workers, "compile worker processes")
       ->capture_default_str()->check(CLI::Range(1, 256));
-  app.add_option("--compile-timeout-ms", timeoutMs, "wall-clock limit of one compile")->capture_default_str();
+  app.add_option("--compile-timeout-ms", timeoutMs, "wall-clock limit of one compile")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(24) * 3600 * 1000));
   app.add_option("--compile-memory-mb", memoryMb, "address-space limit of a worker; 0: none")
       ->capture_default_str();
-  app.add_option("--worker-path", options.workerPath, "msld-compile-worker binary (default: beside msld)");
+  app.add_option("--worker-start-timeout-ms", startTimeoutMs,
+                 "how long a new worker may take to start before it is killed")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(600000)));
+  app.add_option("--worker-path", workers.workerPath, "msld-compile-worker binary (default: beside msld)");
+  app.add_option("--max-artifact-bytes", workers.maxResponseBytes,
+                 "largest compile output (artifacts and diagnostics) a worker may return")
+      ->capture_default_str()->check(CLI::Range(uint32_t(1) << 20, uint32_t(512) << 20));
+  app.add_option("--max-queued-compiles", service.queue.maxQueued, "compiles waiting for a worker, in all")
+      ->capture_default_str()->check(CLI::Range(size_t(1), size_t(1) << 20));
+  app.add_option("--max-queued-per-client", service.queue.maxQueuedPerClient,
+                 "compiles one client may have waiting")
+      ->capture_default_str()->check(CLI::Range(size_t(1), size_t(1) << 20));
+  app.add_option("--max-compile-input-bytes", service.maxCompileInputBytes,
+                 "sources and headers of one compile together")
+      ->capture_default_str()->check(CLI::Range(int64_t(1) << 10, int64_t(1) << 30));
+  app.add_option("--max-blob-bytes", service.maxBlobBytes, "largest blob the store accepts")
+      ->capture_default_str()->check(CLI::Range(int64_t(1) << 10, int64_t(1) << 32));
+  app.add_option("--max-batch-read-bytes", service.maxBatchReadBytes, "blob bytes in one BatchReadBlobs response")
+      ->capture_default_str()->check(CLI::Range(size_t(1) << 10, size_t(48) << 20));
+  app.add_option("--max-receive-bytes", options.maxReceiveBytes, "largest gRPC request message")
+      ->capture_default_str()->check(CLI::Range(1 << 16, 1 << 30));
   app.add_option("--drain-timeout-s", drainS, "on SIGTERM, how long in-flight requests may finish")
       ->capture_default_str();
   app.add_option("--ready-file", readyFile,
                  "write {\"grpc_port\":N,\"metrics_port\":M} here once serving");
   CLI11_PARSE(app, argc, argv);
-  options.compileTimeout = std::chrono::milliseconds(timeoutMs);
-  options.compileMemoryBytes = memoryMb << 20;
+  workers.timeout = std::chrono::milliseconds(timeoutMs);
+  workers.startTimeout = std::chrono::milliseconds(startTimeoutMs);
+  workers.memoryLimitBytes = memoryMb << 20;
   options.drainTimeout = std::chrono::seconds(drainS);
 
   // Signals are taken by sigwait below, never delivered to worker threads.

@@ -10,38 +10,112 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include <filesystem>
+#include <mutex>
 #include <unistd.h>
 
 namespace msl::service {
 namespace {
 
-// Counts every RPC by method and final status.
-template <typename Fn>
-grpc::Status counted(ServiceMetrics &metrics, const char *method, Fn &&fn) {
-  grpc::Status status = fn();
-  static const char *kCodes[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-                                 "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-                                 "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-                                 "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-                                 "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int code = int(status.error_code());
-  metrics.requests.add(1, {{"method", method},
-                           {"code", code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN"}});
-  return status;
+// Requests arrive as bytes and are parsed here, so that a malformed message
+// is INVALID_ARGUMENT naming the problem (gRPC's own parse says INTERNAL).
+template <typename Message>
+grpc::Status parseRequest(const grpc::ByteBuffer *bytes, Message &message) {
+  grpc::Slice slice;
+  std::string buffer;
+  std::vector<grpc::Slice> slices;
+  if (bytes && !bytes->Dump(&slices).ok())
+    slices.clear();
+  for (const auto &s : slices)
+    buffer.append(reinterpret_cast<const char *>(s.begin()), s.size());
+  if (!message.ParseFromString(buffer))
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the request is not a valid " + message.GetTypeName() + " protobuf message");
+  return grpc::Status::OK;
 }
 
-class CompilerGrpc final : public msl::v1::Compiler::Service {
+void serialize(const google::protobuf::Message &message, grpc::ByteBuffer &out) {
+  std::string bytes = message.SerializeAsString();
+  grpc::Slice slice(bytes);
+  out = grpc::ByteBuffer(&slice, 1);
+}
+
+// The client a request counts against for fair queueing: its host, and the
+// msld-client-id it may send (many clients behind one address, e.g. the
+// jobs of one build machine). See README "Limits".
+std::string clientOf(const grpc::CallbackServerContext &ctx) {
+  std::string peer = ctx.peer(); // "ipv4:10.0.0.7:51234", "ipv6:[::1]:51234"
+  std::string host = peer.substr(0, std::min(peer.size(), peer.rfind(':')));
+  auto id = ctx.client_metadata().find("msld-client-id");
+  if (id != ctx.client_metadata().end())
+    host += "#" + std::string(id->second.data(), std::min<size_t>(id->second.size(), 64));
+  return host;
+}
+
+// One Compile RPC: answered by the CompileService now or from a dispatcher,
+// and cancelled there when the client goes away.
+class CompileReactor final : public grpc::ServerUnaryReactor {
+public:
+  CompileReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, CompileService &logic,
+                 ServiceMetrics &metrics)
+      : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics) {}
+
+  void start(const grpc::ByteBuffer *bytes) {
+    msl::v1::CompileRequest request;
+    if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
+      metrics_.rejectedInvalid.Increment();
+      finish({s});
+      return;
+    }
+    auto call = logic_.compile(request, clientOf(*ctx_), [this](CompileReply r) { finish(std::move(r)); });
+    std::lock_guard lock(mu_);
+    call_ = std::move(call);
+    if (cancelled_)
+      logic_.cancel(call_);
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<CompileService::Call> call;
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+      call = call_;
+    }
+    if (call)
+      logic_.cancel(call);
+  }
+  void OnDone() override { delete this; }
+
+private:
+  void finish(CompileReply reply) {
+    if (reply.status.ok()) {
+      serialize(reply.response, *response_);
+      (reply.response.cache_hit() ? metrics_.compileLatencyHit : metrics_.compileLatencyMiss)
+          .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    }
+    if (reply.retryAfterMs > 0) // gRPC's retry throttling trailer
+      ctx_->AddTrailingMetadata("grpc-retry-pushback-ms", std::to_string(reply.retryAfterMs));
+    metrics_.countRequest("Compile", int(reply.status.error_code()));
+    Finish(reply.status);
+  }
+
+  grpc::CallbackServerContext *ctx_;
+  grpc::ByteBuffer *response_;
+  CompileService &logic_;
+  ServiceMetrics &metrics_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::mutex mu_;
+  std::shared_ptr<CompileService::Call> call_;
+  bool cancelled_ = false;
+};
+
+class CompilerGrpc final : public msl::v1::Compiler::WithRawCallbackMethod_Compile<msl::v1::Compiler::Service> {
 public:
   CompilerGrpc(CompileService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
-  grpc::Status Compile(grpc::ServerContext *, const msl::v1::CompileRequest *request,
-                       msl::v1::CompileResponse *response) override {
-    auto start = std::chrono::steady_clock::now();
-    grpc::Status s = counted(metrics_, "Compile", [&] { return logic_.compile(*request, *response); });
-    if (s.ok())
-      metrics_.compileLatency.observe(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-          {{"cache", response->cache_hit() ? "hit" : "miss"}});
-    return s;
+  grpc::ServerUnaryReactor *Compile(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
+                                    grpc::ByteBuffer *response) override {
+    auto *reactor = new CompileReactor(ctx, response, logic_, metrics_);
+    reactor->start(request);
+    return reactor;
   }
 
 private:
@@ -49,20 +123,99 @@ private:
   ServiceMetrics &metrics_;
 };
 
-class CasGrpc final : public msl::v1::ContentAddressableStorage::Service {
+// A unary CAS call: parse, run `fn` (quick: store reads and writes), answer.
+template <typename Request, typename Response, typename Fn>
+grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *bytes,
+                                    grpc::ByteBuffer *out, ServiceMetrics &metrics, const char *method,
+                                    Fn &&fn) {
+  Request request;
+  Response response;
+  grpc::Status status = parseRequest(bytes, request);
+  if (status.ok())
+    status = fn(request, response);
+  if (status.ok())
+    serialize(response, *out);
+  metrics.countRequest(method, int(status.error_code()));
+  auto *reactor = ctx->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+// Read: one blob as a stream of chunks, each serialized as it is sent.
+class BlobReader final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+public:
+  BlobReader(CompileService &logic, ServiceMetrics &metrics, const grpc::ByteBuffer *bytes)
+      : chunkBytes_(logic.readChunkBytes()), metrics_(metrics) {
+    msl::v1::ReadBlobRequest request;
+    grpc::Status status = parseRequest(bytes, request);
+    if (status.ok())
+      status = logic.readBlob(request, blob_, next_, end_);
+    if (!status.ok()) {
+      finish(status);
+      return;
+    }
+    writeNext(); // an empty blob is one empty chunk
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok)
+      finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
+    else if (next_ >= end_)
+      finish(grpc::Status::OK);
+    else
+      writeNext();
+  }
+  void OnDone() override { delete this; }
+
+private:
+  void writeNext() {
+    size_t n = std::min(chunkBytes_, end_ - next_);
+    msl::v1::ReadBlobResponse chunk;
+    chunk.set_data(blob_.data() + next_, n);
+    next_ += n;
+    serialize(chunk, buffer_);
+    StartWrite(&buffer_);
+  }
+  void finish(const grpc::Status &status) {
+    metrics_.countRequest("Read", int(status.error_code()));
+    Finish(status);
+  }
+  size_t chunkBytes_;
+  ServiceMetrics &metrics_;
+  std::string blob_;
+  size_t next_ = 0, end_ = 0;
+  grpc::ByteBuffer buffer_;
+};
+
+using CasBase = msl::v1::ContentAddressableStorage::WithRawCallbackMethod_FindMissingBlobs<
+    msl::v1::ContentAddressableStorage::WithRawCallbackMethod_BatchUpdateBlobs<
+        msl::v1::ContentAddressableStorage::WithRawCallbackMethod_BatchReadBlobs<
+            msl::v1::ContentAddressableStorage::WithRawCallbackMethod_Read<
+                msl::v1::ContentAddressableStorage::Service>>>>;
+
+class CasGrpc final : public CasBase {
 public:
   CasGrpc(CompileService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
-  grpc::Status FindMissingBlobs(grpc::ServerContext *, const msl::v1::FindMissingBlobsRequest *req,
-                                msl::v1::FindMissingBlobsResponse *resp) override {
-    return counted(metrics_, "FindMissingBlobs", [&] { return logic_.findMissingBlobs(*req, *resp); });
+  grpc::ServerUnaryReactor *FindMissingBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
+                                             grpc::ByteBuffer *resp) override {
+    return unaryCall<msl::v1::FindMissingBlobsRequest, msl::v1::FindMissingBlobsResponse>(
+        ctx, req, resp, metrics_, "FindMissingBlobs",
+        [&](const auto &r, auto &out) { return logic_.findMissingBlobs(r, out); });
   }
-  grpc::Status BatchUpdateBlobs(grpc::ServerContext *, const msl::v1::BatchUpdateBlobsRequest *req,
-                                msl::v1::BatchUpdateBlobsResponse *resp) override {
-    return counted(metrics_, "BatchUpdateBlobs", [&] { return logic_.batchUpdateBlobs(*req, *resp); });
+  grpc::ServerUnaryReactor *BatchUpdateBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
+                                             grpc::ByteBuffer *resp) override {
+    return unaryCall<msl::v1::BatchUpdateBlobsRequest, msl::v1::BatchUpdateBlobsResponse>(
+        ctx, req, resp, metrics_, "BatchUpdateBlobs",
+        [&](const auto &r, auto &out) { return logic_.batchUpdateBlobs(r, out); });
   }
-  grpc::Status BatchReadBlobs(grpc::ServerContext *, const msl::v1::BatchReadBlobsRequest *req,
-                              msl::v1::BatchReadBlobsResponse *resp) override {
-    return counted(metrics_, "BatchReadBlobs", [&] { return logic_.batchReadBlobs(*req, *resp); });
+  grpc::ServerUnaryReactor *BatchReadBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
+                                           grpc::ByteBuffer *resp) override {
+    return unaryCall<msl::v1::BatchReadBlobsRequest, msl::v1::BatchReadBlobsResponse>(
+        ctx, req, resp, metrics_, "BatchReadBlobs",
+        [&](const auto &r, auto &out) { return logic_.batchReadBlobs(r, out); });
+  }
+  grpc::ServerWriteReactor<grpc::ByteBuffer> *Read(grpc::CallbackServerContext *,
+                                                  const grpc::ByteBuffer *req) override {
+    return new BlobReader(logic_, metrics_, req);
   }
 
 private:
@@ -93,8 +246,8 @@ bool splitHostPort(const std::string &address, std::string &host, int &port) {
 
 struct Server::Impl {
   ServerOptions options;
-  MetricsRegistry registry;
-  ServiceMetrics metrics{registry};
+  std::shared_ptr<MetricsRegistry> registry = std::make_shared<MetricsRegistry>();
+  ServiceMetrics metrics{*registry};
   std::unique_ptr<cache::ContentStore> store;
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<CompileService> logic;
@@ -124,30 +277,35 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   }
   impl->store = store.take();
 
-  WorkerPoolOptions poolOptions;
-  poolOptions.workerPath = options.workerPath.empty() ? defaultWorkerPath() : options.workerPath;
-  poolOptions.workers = options.compileWorkers;
-  poolOptions.timeout = options.compileTimeout;
-  poolOptions.memoryLimitBytes = options.compileMemoryBytes;
+  WorkerPoolOptions poolOptions = options.workers;
+  if (poolOptions.workerPath.empty())
+    poolOptions.workerPath = defaultWorkerPath();
+  ServiceMetrics *metrics = &impl->metrics;
+  poolOptions.onIdentityMismatch = [metrics] { metrics->workerIdentityMismatches.Increment(); };
   impl->workers = WorkerPool::start(poolOptions, error);
   if (!impl->workers)
     return nullptr;
 
-  impl->logic = std::make_unique<CompileService>(*impl->store, *impl->workers, impl->metrics);
+  impl->logic = std::make_unique<CompileService>(*impl->store, *impl->workers, impl->metrics,
+                                                 poolOptions.workers, options.service);
   impl->compilerService = std::make_unique<CompilerGrpc>(*impl->logic, impl->metrics);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics);
 
   Impl *raw = impl.get();
-  impl->registry.onCollect([raw] {
-    raw->metrics.casBytes.set(double(raw->store->totalBytes()));
-    raw->metrics.casBlobs.set(double(raw->store->blobCount()));
+  impl->registry->onCollect([raw] {
+    raw->metrics.casBytes.Set(double(raw->store->totalBytes()));
+    raw->metrics.casBlobs.Set(double(raw->store->blobCount()));
   });
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &impl->grpcPort);
-  builder.SetMaxReceiveMessageSize(options.maxMessageBytes);
-  builder.SetMaxSendMessageSize(options.maxMessageBytes);
+  builder.SetMaxReceiveMessageSize(options.maxReceiveBytes);
+  builder.SetMaxSendMessageSize(options.maxSendBytes);
+  grpc::ResourceQuota quota("msld");
+  quota.Resize(size_t(options.grpcMemoryBytes));
+  quota.SetMaxThreads(options.grpcMaxThreads);
+  builder.SetResourceQuota(quota);
   builder.RegisterService(impl->compilerService.get());
   builder.RegisterService(impl->casService.get());
   impl->grpcServer = builder.BuildAndStart();
@@ -164,9 +322,10 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
       return nullptr;
     }
     impl->metricsServer = std::make_unique<MetricsServer>(impl->registry);
-    impl->metricsPort = impl->metricsServer->start(host, port);
+    std::string why;
+    impl->metricsPort = impl->metricsServer->start(host, port, &why);
     if (impl->metricsPort < 0) {
-      error = "cannot serve metrics on " + options.metricsListen;
+      error = "cannot serve metrics on " + options.metricsListen + ": " + why;
       return nullptr;
     }
   }
@@ -181,6 +340,7 @@ void Server::shutdown() {
     health->Shutdown(); // report NOT_SERVING while draining
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);
   impl_->grpcServer->Wait();
+  impl_->logic->shutdown();
   impl_->workers->shutdown();
   if (impl_->metricsServer)
     impl_->metricsServer->stop();

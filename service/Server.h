@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "CompileService.h"
+#include "WorkerPool.h"
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -20,15 +23,23 @@ struct ServerOptions {
   std::string dataDir = "msld-data";
   /// Prometheus endpoint address; empty disables it.
   std::string metricsListen = "127.0.0.1:9464";
-  int compileWorkers = 2;
-  std::chrono::milliseconds compileTimeout{60000};
-  uint64_t compileMemoryBytes = 4ull << 30;
-  /// The msld-compile-worker binary; empty means next to this executable.
-  std::string workerPath;
+  /// The compile workers: count, limits, binary (workerPath empty means
+  /// next to this executable). See WorkerPoolOptions for the defaults.
+  WorkerPoolOptions workers;
+  /// Request bounds, the queue, inline and batch sizes (CompileServiceOptions).
+  CompileServiceOptions service;
   /// How long SIGTERM waits for in-flight requests before cancelling them.
   std::chrono::seconds drainTimeout{30};
-  /// Largest gRPC message accepted or sent. 64 MiB.
-  int maxMessageBytes = 64 << 20;
+  /// Largest gRPC message accepted. 80 MiB (a compile's inputs, 64 MiB, and
+  /// framing); larger ones are refused by gRPC as RESOURCE_EXHAUSTED.
+  int maxReceiveBytes = 80 << 20;
+  /// Largest gRPC message sent. 64 MiB (BatchReadBlobs and inline
+  /// artifacts are bounded below it; large blobs stream with Read).
+  int maxSendBytes = 64 << 20;
+  /// Memory gRPC may use for requests in flight (its ResourceQuota). 1 GiB.
+  int64_t grpcMemoryBytes = 1ll << 30;
+  /// Threads of gRPC's synchronous services (health). 16.
+  int grpcMaxThreads = 16;
 };
 
 class Server {

@@ -5,44 +5,175 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
+#include <future>
+#include <iostream>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace msl::service {
 namespace {
 
-enum class Wait { Readable, TimedOut, Failed };
+using Clock = std::chrono::steady_clock;
 
-// Waits until `fd` is readable or `deadline` passes.
-Wait waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+enum class Io { Done, Eof, TimedOut, Cancelled, TooLarge, Failed };
+
+// How often a wait looks at its cancel flag.
+constexpr std::chrono::milliseconds kCancelPoll{20};
+
+// Waits until `fd` is ready for `events`, draining the worker's stderr
+// meanwhile, or until `deadline` passes or `cancel` is set.
+template <typename DrainFn>
+Io waitFor(int fd, short events, int errFd, Clock::time_point deadline, const CancelFlag *cancel,
+           DrainFn &&drain) {
   for (;;) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (cancel && cancel->load())
+      return Io::Cancelled;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0)
-      return Wait::TimedOut;
-    pollfd p{fd, POLLIN, 0};
-    int n = ::poll(&p, 1, int(std::min<int64_t>(left.count(), 1 << 30)));
-    if (n > 0)
-      return Wait::Readable;
+      return Io::TimedOut;
+    if (cancel)
+      left = std::min(left, kCancelPoll);
+    pollfd p[2] = {{fd, events, 0}, {errFd, POLLIN, 0}};
+    int n = ::poll(p, errFd >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), 1 << 30)));
     if (n < 0 && errno != EINTR)
-      return Wait::Failed;
+      return Io::Failed;
+    if (n <= 0)
+      continue;
+    if (errFd >= 0 && p[1].revents)
+      drain();
+    if (p[0].revents & (events | POLLHUP | POLLERR))
+      return Io::Done;
   }
 }
 
 } // namespace
 
+namespace {
+// Non-blocking transfers with a deadline (the fds are O_NONBLOCK).
+template <typename WaitFn> Io writeAll(int fd, const char *data, size_t size, WaitFn &&wait) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && (errno == EINTR))
+      continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (Io io = wait(fd, POLLOUT); io != Io::Done)
+        return io;
+      continue;
+    }
+    if (n <= 0)
+      return Io::Eof;
+    data += n;
+    size -= size_t(n);
+  }
+  return Io::Done;
+}
+
+template <typename WaitFn> Io readAll(int fd, char *data, size_t size, WaitFn &&wait);
+
+// One length-prefixed message (see WorkerProtocol.h) of at most `limit`
+// bytes; `size` is its announced length, also when it is too large.
+template <typename WaitFn>
+Io readFrame(int fd, std::string &body, uint32_t limit, uint32_t &size, WaitFn &&wait) {
+  char header[4];
+  if (Io io = readAll(fd, header, 4, wait); io != Io::Done)
+    return io;
+  size = decodeLength(header);
+  if (size > limit)
+    return Io::TooLarge;
+  body.assign(size, '\0');
+  return readAll(fd, body.data(), size, wait);
+}
+
+template <typename WaitFn> Io readAll(int fd, char *data, size_t size, WaitFn &&wait) {
+  while (size > 0) {
+    ssize_t n = ::read(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (Io io = wait(fd, POLLIN); io != Io::Done)
+        return io;
+      continue;
+    }
+    if (n <= 0)
+      return Io::Eof;
+    data += n;
+    size -= size_t(n);
+  }
+  return Io::Done;
+}
+} // namespace
+
+// Forks workers from one thread that lives as long as the pool: a worker's
+// PR_SET_PDEATHSIG then fires only when msld goes, not when whichever
+// request thread replaced it exits.
+class WorkerPool::Spawner {
+public:
+  Spawner() : thread_([this] { loop(); }) {}
+  ~Spawner() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  /// Runs `fn` on the spawner thread and returns its result.
+  bool call(std::function<bool()> fn) {
+    std::packaged_task<bool()> task(std::move(fn));
+    auto result = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+    return result.get();
+  }
+
+private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+      if (tasks_.empty())
+        return;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<bool()>> tasks_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options)) {
+  if (!options_.log)
+    options_.log = [](const std::string &line) { std::cerr << line << std::flush; };
+}
+
 std::unique_ptr<WorkerPool> WorkerPool::start(const WorkerPoolOptions &options, std::string &error) {
   // A worker that dies while we write to it must not kill the daemon.
   ::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<WorkerPool> pool(new WorkerPool(options));
+  pool->spawner_ = std::make_unique<Spawner>();
   for (int i = 0; i < std::max(1, options.workers); ++i) {
     Worker w;
-    if (!pool->spawn(w, error))
+    if (!pool->spawn(w, error)) {
+      pool->shutdown();
       return nullptr;
+    }
     pool->idle_.push_back(w);
+    ++pool->alive_;
   }
   return pool;
 }
@@ -50,19 +181,73 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const WorkerPoolOptions &options, 
 WorkerPool::~WorkerPool() { shutdown(); }
 
 bool WorkerPool::spawn(Worker &w, std::string &error) {
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+  if (!spawner_->call([&] { return spawnHere(w, error); }))
+    return false;
+  // The hello, with a deadline: a worker stuck before it is killed.
+  std::string kept;
+  size_t dropped = 0;
+  msl::internal::WorkerHello hello;
+  std::string body;
+  uint32_t size = 0;
+  const auto deadline = Clock::now() + options_.startTimeout;
+  Io io = readFrame(w.fromWorker, body, 1 << 20, size, [&](int fd, short events) {
+    return waitFor(fd, events, w.errWorker, deadline, nullptr,
+                   [&] { drainStderr(w, kept, dropped); });
+  });
+  bool said = io == Io::Done && hello.ParseFromString(body);
+  drainStderr(w, kept, dropped);
+  logStderr(w, kept, dropped);
+  if (!said) {
+    std::string how = io == Io::TimedOut
+                          ? "did not say hello within " + std::to_string(options_.startTimeout.count()) +
+                                " ms and was killed"
+                          : killAndReap(w);
+    if (io == Io::TimedOut)
+      killAndReap(w);
+    error = "compile worker " + options_.workerPath + " did not start: " + how;
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  if (identity_.empty()) {
+    identity_ = hello.compiler_identity();
+  } else if (hello.compiler_identity() != identity_) {
+    killAndReap(w);
+    error = "compile worker " + options_.workerPath + " reports compiler identity '" +
+            hello.compiler_identity() + "', not the pool's '" + identity_ +
+            "' (was the binary replaced? restart msld to use it); refused";
+    if (options_.onIdentityMismatch)
+      options_.onIdentityMismatch();
+    return false;
+  }
+  return true;
+}
+
+bool WorkerPool::spawnHere(Worker &w, std::string &error) {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) {
     error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    ::close(in[0]);
+    ::close(in[1]);
     return false;
   }
   const char *path = options_.workerPath.c_str();
   rlimit memory{options_.memoryLimitBytes, options_.memoryLimitBytes};
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec.
+    // Only async-signal-safe calls between fork and exec. Its own process
+    // group, so a kill reaches anything it started.
+    ::setpgid(0, 0);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) // msld died before the prctl
+      ::_exit(126);
     if (memory.rlim_cur)
       ::setrlimit(RLIMIT_AS, &memory);
     ::execl(path, path, static_cast<char *>(nullptr));
@@ -70,103 +255,218 @@ bool WorkerPool::spawn(Worker &w, std::string &error) {
   }
   ::close(in[0]);
   ::close(out[1]);
+  ::close(err[1]);
   if (pid < 0) {
     ::close(in[1]);
     ::close(out[0]);
+    ::close(err[0]);
     error = std::string("fork: ") + std::strerror(errno);
     return false;
   }
-  w = Worker{pid, in[1], out[0]};
-  msl::internal::WorkerHello hello;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  if (waitReadable(w.fromWorker, deadline) != Wait::Readable || !readMessage(w.fromWorker, hello)) {
-    error = "compile worker " + options_.workerPath + " did not start: " + reap(w);
-    return false;
-  }
-  if (identity_.empty())
-    identity_ = hello.compiler_identity();
+  // Our ends never block: every transfer is bounded by a deadline.
+  for (int fd : {in[1], out[0], err[0]})
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  w = Worker{pid, in[1], out[0], err[0]};
   return true;
 }
 
-void WorkerPool::kill(Worker &w) {
-  if (w.pid > 0)
-    ::kill(w.pid, SIGKILL);
+void WorkerPool::drainStderr(Worker &w, std::string &kept, size_t &dropped) {
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(w.errWorker, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    size_t keep = std::min(size_t(n), options_.maxStderrBytes - std::min(options_.maxStderrBytes, kept.size()));
+    kept.append(buffer, keep);
+    dropped += size_t(n) - keep;
+  }
 }
 
-std::string WorkerPool::reap(Worker &w) {
-  ::close(w.toWorker);
-  ::close(w.fromWorker);
-  int status = 0;
-  std::string what = "exited";
-  if (w.pid > 0 && ::waitpid(w.pid, &status, 0) == w.pid) {
-    if (WIFSIGNALED(status))
-      what = "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-             ::strsignal(WTERMSIG(status)) + ")";
-    else if (WIFEXITED(status))
-      what = "exited with status " + std::to_string(WEXITSTATUS(status));
+void WorkerPool::logStderr(const Worker &w, const std::string &kept, size_t dropped) {
+  if (kept.empty() && dropped == 0)
+    return;
+  std::string text = "msld: compile worker " + std::to_string(w.pid) + " stderr:\n" + kept;
+  if (!text.empty() && text.back() != '\n')
+    text += '\n';
+  if (dropped)
+    text += "msld: (" + std::to_string(dropped) + " more bytes of worker stderr dropped)\n";
+  options_.log(text);
+}
+
+namespace {
+std::string describeStatus(int status) {
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           ::strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+void closeAll(int &a, int &b, int &c) {
+  for (int *fd : {&a, &b, &c})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
+}
+} // namespace
+
+std::string WorkerPool::killAndReap(Worker &w) {
+  std::string what = "ended";
+  if (w.pid > 0) {
+    ::kill(-w.pid, SIGKILL);
+    ::kill(w.pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    what = describeStatus(status);
   }
+  closeAll(w.toWorker, w.fromWorker, w.errWorker);
   w = Worker{};
   return what;
 }
 
-WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request) {
+std::string WorkerPool::reap(Worker &w, bool *outOfMemory) {
+  // It closed its stdout: it is exiting. Give it a moment, then kill.
+  auto deadline = Clock::now() + std::chrono::milliseconds(1000);
+  int status = 0;
+  pid_t r = 0;
+  while ((r = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (r != w.pid)
+    return killAndReap(w);
+  ::kill(-w.pid, SIGKILL); // anything it left behind
+  if (outOfMemory)
+    *outOfMemory = WIFEXITED(status) && WEXITSTATUS(status) == kWorkerOutOfMemoryExitCode;
+  closeAll(w.toWorker, w.fromWorker, w.errWorker);
+  w = Worker{};
+  return describeStatus(status);
+}
+
+WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request,
+                                    const CancelFlag *cancel) {
   Worker w;
   {
     std::unique_lock lock(mu_);
-    idleChanged_.wait(lock, [&] { return stopping_ || !idle_.empty(); });
+    idleChanged_.wait(lock, [&] { return stopping_ || !idle_.empty() || alive_ == 0; });
     if (stopping_)
       return {Outcome::Kind::Unavailable, {}, "the daemon is shutting down"};
+    if (idle_.empty())
+      return {Outcome::Kind::Unavailable, {}, "no compile worker could be started (see msld's log)"};
     w = idle_.back();
     idle_.pop_back();
     ++busy_;
   }
   Outcome outcome;
-  auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  bool sent = writeMessage(w.toWorker, request);
-  Wait wait = sent ? waitReadable(w.fromWorker, deadline) : Wait::Failed;
-  if (wait == Wait::Readable) {
-    if (readMessage(w.fromWorker, outcome.response)) {
-      outcome.kind = Outcome::Kind::Ok;
-    } else {
-      outcome.kind = Outcome::Kind::Crashed;
-      outcome.detail = "the compile worker " + reap(w);
-    }
-  } else if (wait == Wait::TimedOut) {
-    kill(w);
-    reap(w);
+  std::string kept;
+  size_t dropped = 0;
+  const auto deadline = Clock::now() + options_.timeout;
+  auto wait = [&](int fd, short events) {
+    return waitFor(fd, events, w.errWorker, deadline, cancel, [&] { drainStderr(w, kept, dropped); });
+  };
+
+  Io io = Io::Failed;
+  std::string payload;
+  if (request.SerializeToString(&payload) && payload.size() <= kMaxWorkerMessageBytes) {
+    std::string frame = encodeLength(uint32_t(payload.size())) + payload;
+    io = writeAll(w.toWorker, frame.data(), frame.size(), wait);
+  }
+  if (io == Io::Done) {
+    std::string body;
+    uint32_t size = 0;
+    io = readFrame(w.fromWorker, body, options_.maxResponseBytes, size, wait);
+    if (io == Io::TooLarge)
+      outcome.detail = "the compiler's output (" + std::to_string(size) + " bytes) is larger than the " +
+                       std::to_string(options_.maxResponseBytes) + "-byte limit";
+    else if (io == Io::Done && !outcome.response.ParseFromString(body))
+      io = Io::Failed;
+  }
+  drainStderr(w, kept, dropped);
+  logStderr(w, kept, dropped);
+
+  bool oom = false;
+  switch (io) {
+  case Io::Done:
+    outcome.kind = Outcome::Kind::Ok;
+    break;
+  case Io::TimedOut:
+    killAndReap(w);
     outcome.kind = Outcome::Kind::TimedOut;
     outcome.detail = "the compile ran past its " + std::to_string(options_.timeout.count()) +
                      " ms limit and was stopped";
-  } else {
-    outcome.kind = Outcome::Kind::Crashed;
-    outcome.detail = "the compile worker " + reap(w);
+    break;
+  case Io::Cancelled:
+    killAndReap(w);
+    outcome.kind = Outcome::Kind::Cancelled;
+    outcome.detail = "the compile was stopped: its client cancelled or its deadline passed";
+    break;
+  case Io::TooLarge:
+    killAndReap(w);
+    outcome.kind = Outcome::Kind::TooLarge;
+    break;
+  case Io::Eof:
+  case Io::Failed:
+    outcome.detail = "the compile worker " + reap(w, &oom);
+    outcome.kind = oom ? Outcome::Kind::OutOfMemory : Outcome::Kind::Crashed;
+    if (oom)
+      outcome.detail = "the compile needed more memory than the worker's limit of " +
+                       std::to_string(options_.memoryLimitBytes >> 20) + " MiB";
+    break;
   }
-  // A worker that failed is replaced before it is handed back.
-  std::string spawnError;
-  bool healthy = outcome.kind == Outcome::Kind::Ok || spawn(w, spawnError);
+
+  // A worker that failed is replaced (by the spawner thread) before it is
+  // handed back; one that cannot be replaced leaves the pool smaller.
+  bool healthy = outcome.kind == Outcome::Kind::Ok;
+  if (!healthy) {
+    std::string spawnError;
+    bool stopping;
+    {
+      std::lock_guard lock(mu_);
+      stopping = stopping_;
+    }
+    healthy = !stopping && spawn(w, spawnError);
+    if (!healthy && !stopping)
+      options_.log("msld: " + spawnError + "\n");
+  }
   std::lock_guard lock(mu_);
   --busy_;
   if (healthy)
     idle_.push_back(w);
+  else
+    --alive_;
   idleChanged_.notify_all();
-  if (!healthy && idle_.empty() && busy_ == 0)
-    stopping_ = true; // no worker can start: fail fast rather than hang
   return outcome;
 }
 
 void WorkerPool::shutdown() {
-  std::unique_lock lock(mu_);
-  stopping_ = true;
-  idleChanged_.notify_all();
-  idleChanged_.wait(lock, [&] { return busy_ == 0; });
-  for (Worker &w : idle_) {
-    ::close(w.toWorker); // EOF: the worker exits on its own
-    w.toWorker = -1;
-    int status;
-    ::waitpid(w.pid, &status, 0);
-    ::close(w.fromWorker);
+  std::vector<Worker> workers;
+  {
+    std::unique_lock lock(mu_);
+    stopping_ = true;
+    idleChanged_.notify_all();
+    idleChanged_.wait(lock, [&] { return busy_ == 0; });
+    workers.swap(idle_);
   }
-  idle_.clear();
+  // EOF on stdin: each worker exits on its own, or is killed past the limit.
+  for (Worker &w : workers) {
+    ::close(w.toWorker);
+    w.toWorker = -1;
+  }
+  auto deadline = Clock::now() + options_.exitTimeout;
+  for (Worker &w : workers) {
+    int status;
+    pid_t r = 0;
+    while ((r = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (r == w.pid)
+      closeAll(w.toWorker, w.fromWorker, w.errWorker);
+    else
+      killAndReap(w);
+  }
+  spawner_.reset();
 }
 
 } // namespace msl::service

@@ -4,13 +4,21 @@
 // compile that crashes Clang, loops, or eats memory costs that request an
 // error, the worker is replaced, and the daemon keeps serving.
 //
+// Every wait on a worker has a deadline and ends in a kill: the hello at
+// start, each compile (its time limit, or its caller's cancellation), and the
+// exit at shutdown. Workers are forked by one long-lived spawner thread, so
+// PR_SET_PDEATHSIG (which fires when the forking *thread* exits) kills a
+// worker only when msld itself ends.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "msl/internal/worker.pb.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,12 +35,30 @@ struct WorkerPoolOptions {
   std::chrono::milliseconds timeout{60000};
   /// Address-space limit of a worker (RLIMIT_AS). 4 GiB; 0 = none.
   uint64_t memoryLimitBytes = 4ull << 30;
+  /// How long a new worker may take to say hello before it is killed. 30 s.
+  std::chrono::milliseconds startTimeout{30000};
+  /// At shutdown, how long a worker may take to exit after its stdin
+  /// closes before it is killed. 2 s.
+  std::chrono::milliseconds exitTimeout{2000};
+  /// Largest response a worker may send (artifacts and diagnostics); a
+  /// larger one fails that compile. 256 MiB.
+  uint32_t maxResponseBytes = 256u << 20;
+  /// What msld keeps (and logs) of a worker's stderr per compile; the rest
+  /// is counted and dropped. 16 KiB.
+  size_t maxStderrBytes = 16 << 10;
+  /// Where kept stderr goes (msld's log). Default: msld's stderr.
+  std::function<void(const std::string &)> log;
+  /// Called when a replacement worker is refused for a different identity.
+  std::function<void()> onIdentityMismatch;
 };
+
+/// Set by a caller to stop its compile early (client gone, deadline passed).
+using CancelFlag = std::atomic<bool>;
 
 class WorkerPool {
 public:
   struct Outcome {
-    enum class Kind { Ok, Crashed, TimedOut, Unavailable };
+    enum class Kind { Ok, Crashed, OutOfMemory, TimedOut, Cancelled, TooLarge, Unavailable };
     Kind kind = Kind::Unavailable;
     msl::internal::WorkerResponse response; // when Ok
     std::string detail;                     // otherwise: what happened
@@ -44,9 +70,11 @@ public:
   ~WorkerPool();
 
   /// Runs one compile on an idle worker (waiting for one if all are busy).
-  Outcome run(const msl::internal::WorkerRequest &request);
+  /// `cancel`, polled while the worker runs, kills the compile when set.
+  Outcome run(const msl::internal::WorkerRequest &request, const CancelFlag *cancel = nullptr);
 
-  /// The identity the workers reported (part of every action key).
+  /// The identity the workers reported (part of every action key). Every
+  /// worker of the pool has it; a replacement reporting another is refused.
   const std::string &compilerIdentity() const { return identity_; }
 
   /// Stops taking work, waits for running compiles, ends the workers.
@@ -57,19 +85,30 @@ private:
     int pid = -1;
     int toWorker = -1;   // its stdin
     int fromWorker = -1; // its stdout
+    int errWorker = -1;  // its stderr
   };
-  explicit WorkerPool(WorkerPoolOptions options) : options_(std::move(options)) {}
+  class Spawner;
+  explicit WorkerPool(WorkerPoolOptions options);
+  /// Forks a worker (on the spawner thread) and reads its hello.
   bool spawn(Worker &w, std::string &error);
-  void kill(Worker &w);
-  /// Describes how a worker that closed its pipe ended (reaping it).
-  std::string reap(Worker &w);
+  bool spawnHere(Worker &w, std::string &error);
+  /// Kills the worker's process group and reaps it; says how it ended.
+  std::string killAndReap(Worker &w);
+  /// Reaps a worker that closed its pipe (it is dead or dying), killing it
+  /// if it has not exited at once; says how it ended.
+  std::string reap(Worker &w, bool *outOfMemory = nullptr);
+  /// Reads what is available on the worker's stderr into `kept`.
+  void drainStderr(Worker &w, std::string &kept, size_t &dropped);
+  void logStderr(const Worker &w, const std::string &kept, size_t dropped);
 
   WorkerPoolOptions options_;
   std::string identity_;
+  std::unique_ptr<Spawner> spawner_;
   std::mutex mu_;
   std::condition_variable idleChanged_;
   std::vector<Worker> idle_;
   int busy_ = 0;
+  int alive_ = 0;
   bool stopping_ = false;
 };
 

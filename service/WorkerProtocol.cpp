@@ -35,20 +35,28 @@ bool readAll(int fd, char *data, size_t size) {
 
 } // namespace
 
+std::string encodeLength(uint32_t n) {
+  return {char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char(n >> 24)};
+}
+
+uint32_t decodeLength(const char header[4]) {
+  auto b = [&](int i) { return uint32_t(static_cast<unsigned char>(header[i])); };
+  return b(0) | (b(1) << 8) | (b(2) << 16) | (b(3) << 24);
+}
+
 bool writeMessage(int fd, const google::protobuf::MessageLite &message) {
   std::string payload;
   if (!message.SerializeToString(&payload) || payload.size() > kMaxWorkerMessageBytes)
     return false;
-  uint32_t n = uint32_t(payload.size());
-  char header[4] = {char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char(n >> 24)};
-  return writeAll(fd, header, 4) && writeAll(fd, payload.data(), payload.size());
+  std::string header = encodeLength(uint32_t(payload.size()));
+  return writeAll(fd, header.data(), 4) && writeAll(fd, payload.data(), payload.size());
 }
 
 bool readMessage(int fd, google::protobuf::MessageLite &message) {
-  unsigned char header[4];
-  if (!readAll(fd, reinterpret_cast<char *>(header), 4))
+  char header[4];
+  if (!readAll(fd, header, 4))
     return false;
-  uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t(header[3]) << 24);
+  uint32_t n = decodeLength(header);
   if (n > kMaxWorkerMessageBytes)
     return false;
   std::string payload(n, '\0');

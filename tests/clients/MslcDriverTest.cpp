@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "msl/client/Client.h"
 
@@ -255,6 +256,86 @@ TEST_F(TempTree, IncludeDirDot) {
   write("lib/b.h", "");
   auto c = collectIncludes(root_, "shaders/k.metal", "#include <lib/a.h>\n", {"."});
   EXPECT_EQ(keys(c), (Strings{"lib/a.h", "lib/b.h"}));
+}
+
+// issue 8: a header that is a symlink out of the compile root (evil.h ->
+// /etc/passwd) must not be read and uploaded; a symlink that stays inside
+// the tree is fine.
+TEST_F(TempTree, SymlinkOutOfRootIsRefused) {
+  write("secret.txt", "root:x:0:0:secret\n");
+  write("proj/main.metal", "");
+  fs::path proj = root_ / "proj";
+  fs::create_symlink(root_ / "secret.txt", proj / "evil.h");
+  fs::create_symlink("/etc/passwd", proj / "passwd.h");
+  auto c = collectIncludes(proj, "main.metal", "#include \"evil.h\"\n#include \"passwd.h\"\n", {});
+  EXPECT_TRUE(c.files.empty()) << keys(c).front();
+  for (const auto& [path, bytes] : c.files) EXPECT_EQ(bytes.find("root:x:0"), std::string::npos);
+  ASSERT_EQ(c.errors.size(), 2u);
+  EXPECT_NE(c.errors[0].find("evil.h"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[0].find((root_ / "secret.txt").string()), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[1].find("passwd.h"), std::string::npos) << c.errors[1];
+  EXPECT_NE(c.errors[1].find("/etc/passwd"), std::string::npos) << c.errors[1];
+}
+
+TEST_F(TempTree, SymlinkedIncludeDirOutOfRootIsRefused) {
+  write("outside/h.h", "// outside\n");
+  write("proj/main.metal", "");
+  fs::path proj = root_ / "proj";
+  fs::create_directory_symlink(root_ / "outside", proj / "inc");
+  auto c = collectIncludes(proj, "main.metal", "#include <h.h>\n", {"inc"});
+  EXPECT_TRUE(c.files.empty());
+  ASSERT_EQ(c.errors.size(), 1u);
+  EXPECT_NE(c.errors[0].find("inc/h.h"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[0].find((root_ / "outside" / "h.h").string()), std::string::npos)
+      << c.errors[0];
+}
+
+TEST_F(TempTree, SymlinkInsideRootIsFollowed) {
+  write("proj/real/inner.h", "// inner\n");
+  write("proj/main.metal", "");
+  fs::path proj = root_ / "proj";
+  fs::create_symlink("real/inner.h", proj / "link.h");
+  fs::create_directory_symlink("real", proj / "inc");
+  auto c = collectIncludes(proj, "main.metal", "#include \"link.h\"\n#include <inner.h>\n", {"inc"});
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  // Sent under the path the compiler looks for, with the target's bytes.
+  EXPECT_EQ(keys(c), (Strings{"inc/inner.h", "link.h"}));
+  EXPECT_EQ(c.files["link.h"], "// inner\n");
+  EXPECT_EQ(c.files["inc/inner.h"], "// inner\n");
+}
+
+// The same check when the compile root is itself reached through a symlink.
+TEST_F(TempTree, SymlinkedRootStillAllowsItsOwnFiles) {
+  write("real/main.metal", "");
+  write("real/a.h", "// a\n");
+  fs::create_directory_symlink(root_ / "real", root_ / "alias");
+  auto c = collectIncludes(root_ / "alias", "main.metal", "#include \"a.h\"\n", {});
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  EXPECT_EQ(keys(c), (Strings{"a.h"}));
+}
+
+// mslc refuses (exit 1, before any RPC) rather than compiling without the
+// header, and a main source that is such a symlink is refused too.
+TEST_F(TempTree, RunRefusesSymlinkOutOfRoot) {
+  write("secret.txt", "root:x:0:0:secret\n");
+  write("proj/main.metal", "#include \"evil.h\"\n");
+  fs::path proj = root_ / "proj";
+  fs::create_symlink(root_ / "secret.txt", proj / "evil.h");
+  fs::create_symlink(root_ / "secret.txt", proj / "evil.metal");
+  fs::path saved = fs::current_path();
+  fs::current_path(proj);
+  std::ostringstream out, err, out2, err2;
+  // Port 1: nothing listens there; the refusal must come before any call.
+  int rc = run({"-c", "main.metal", "-o", "out.bc", "--server", "127.0.0.1:1"}, nullptr, out, err);
+  int rc2 = run({"-c", "evil.metal", "-o", "out.bc", "--server", "127.0.0.1:1"}, nullptr, out2, err2);
+  fs::current_path(saved);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.str().find("evil.h"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("outside"), std::string::npos) << err.str();
+  EXPECT_EQ(err.str().find("UNAVAILABLE"), std::string::npos) << err.str();
+  EXPECT_EQ(rc2, 1);
+  EXPECT_NE(err2.str().find("evil.metal"), std::string::npos) << err2.str();
+  EXPECT_EQ(err2.str().find("UNAVAILABLE"), std::string::npos) << err2.str();
 }
 
 // --- diagnostics -----------------------------------------------------------

@@ -99,6 +99,33 @@ TEST(MetalOptionsTest, IncludeDirBothFormsKeepOrder) {
 
 TEST(MetalOptionsTest, IncludeDirNeedsValue) { EXPECT_NE(parseError({"-I"}).find("-I"), std::string::npos); }
 
+// msld and the worker both parse options here, so both reject these alike.
+TEST(MetalOptionsTest, IncludeDirMustBeInsideTheCompileRoot) {
+  for (const char *dir : {"/etc", "../..", "inc/../x", "inc/", "./inc", "inc\x01"}) {
+    SCOPED_TRACE(dir);
+    std::string error = parseError({"-I", dir});
+    EXPECT_EQ(error.find("-I directory"), 0u) << error;
+  }
+  EXPECT_NE(parseError({"-I", std::string("a\0b", 3)}).find("NUL"), std::string::npos);
+  EXPECT_EQ(parseError({"-I/etc"}), parseError({"-I", "/etc"}));
+  EXPECT_EQ(parseOk({"-I", ".", "-I", "inc/sub"}).includeDirs, (Args{".", "inc/sub"}));
+}
+
+TEST(MetalOptionsTest, OptionCountAndLengthAreBounded) {
+  EXPECT_NE(parseError(Args(1025, "-W")).find("1024"), std::string::npos);
+  parseOk(Args(1024, "-W"));
+  std::string error = parseError({"-DX=" + std::string(5000, '1')});
+  EXPECT_NE(error.find("4096"), std::string::npos) << error;
+  EXPECT_LT(error.size(), 300u) << "the option is not echoed in full";
+}
+
+// A NUL would end the argument where Clang reads it: what is compiled would
+// differ from what the action key names.
+TEST(MetalOptionsTest, NulInOptionsIsRejected) {
+  std::string error = parseError({std::string("-DX=1\0-DY", 9)});
+  EXPECT_NE(error.find("\\x00"), std::string::npos) << error;
+}
+
 TEST(MetalOptionsTest, EachOfTheSevenStdValuesParses) {
   struct Expect {
     std::string value;

@@ -3,7 +3,9 @@
 #include <httplib.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fcntl.h>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -26,12 +28,14 @@ Daemon::~Daemon() {
 bool Daemon::start() {
   std::string ready = dataDir_ + ".ready.json";
   std::filesystem::remove(ready);
-  std::vector<std::string> args = {std::string(MSLD_BIN_DIR) + "/msld",
+  std::vector<std::string> args = {binDir() + "/msld",
                                    "--listen", "127.0.0.1:0",
                                    "--metrics-listen", "127.0.0.1:0",
                                    "--data-dir", dataDir_,
-                                   "--ready-file", ready,
-                                   "--compile-workers", "2"};
+                                   "--ready-file", ready};
+  // Two workers unless the test says otherwise (msld takes each flag once).
+  if (std::find(extraArgs_.begin(), extraArgs_.end(), "--compile-workers") == extraArgs_.end())
+    args.insert(args.end(), {"--compile-workers", "2"});
   args.insert(args.end(), extraArgs_.begin(), extraArgs_.end());
   pid_ = ::fork();
   if (pid_ == 0) {
@@ -39,6 +43,9 @@ bool Daemon::start() {
     for (auto &a : args)
       argv.push_back(a.data());
     argv.push_back(nullptr);
+    int log = ::open(logPath().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0)
+      ::dup2(log, 2);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -63,6 +70,37 @@ bool Daemon::start() {
   cas_ = msl::v1::ContentAddressableStorage::NewStub(channel_);
   return true;
 }
+
+std::string Daemon::log() const {
+  std::ifstream in(logPath(), std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::optional<int> Daemon::waitExit(int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    int status = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
+}
+
+namespace {
+long statusFieldKb(int pid, const std::string &field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+} // namespace
+
+long Daemon::peakRssKb() const { return statusFieldKb(pid_, "VmHWM"); }
+long Daemon::rssKb() const { return statusFieldKb(pid_, "VmRSS"); }
 
 int Daemon::stop() {
   if (pid_ <= 0)
@@ -111,6 +149,21 @@ Daemon &DaemonTest::startDaemon(std::vector<std::string> extraArgs) {
 std::string readSourceFile(const std::string &relativePath) {
   std::ifstream in(std::string(MSLD_SOURCE_DIR) + "/" + relativePath, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::string binDir() {
+  const char *dir = std::getenv("MSLD_TEST_BIN_DIR");
+  return dir && *dir ? dir : MSLD_BIN_DIR;
+}
+
+std::string macroBomb(int n) {
+  std::string s = "#define A0 1,\n";
+  for (int i = 1; i <= n; ++i)
+    s += "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" +
+         std::to_string(i - 1) + "\n";
+  s += "constant int big[] = { A" + std::to_string(n) + " 0 };\n";
+  s += "kernel void k(device int* o [[buffer(0)]]) { o[0] = big[o[1]]; }\n";
+  return s;
 }
 
 msl::v1::CompileRequest compileRequest(const std::string &source, std::vector<std::string> options,

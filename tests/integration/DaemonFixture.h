@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ public:
   int stop();
   bool running() const { return pid_ > 0; }
   int pid() const { return pid_; }
+  /// Where msld's stderr (its log) goes.
+  std::string logPath() const { return dataDir_ + ".log"; }
+  std::string log() const;
+  /// Waits up to `seconds` for msld to exit by itself; its exit status, or
+  /// nullopt if it still runs (or -1 when killed by a signal).
+  std::optional<int> waitExit(int seconds);
+  /// msld's peak resident memory (VmHWM) and current (VmRSS), in KiB.
+  long peakRssKb() const;
+  long rssKb() const;
 
   std::string address() const { return "127.0.0.1:" + std::to_string(grpcPort_); }
   msl::v1::Compiler::Stub &compiler() { return *compiler_; }
@@ -63,6 +73,10 @@ protected:
   std::unique_ptr<Daemon> daemon_;
 };
 
+/// Where msld, its worker and mslc are: $MSLD_TEST_BIN_DIR if set (to run
+/// the tests against other binaries, e.g. an older build), else build/bin.
+std::string binDir();
+
 /// Reads a file of the source tree (examples/...).
 std::string readSourceFile(const std::string &relativePath);
 
@@ -71,6 +85,9 @@ msl::v1::CompileRequest compileRequest(const std::string &source,
                                        std::vector<std::string> options = {},
                                        msl::v1::Target::Arch arch = msl::v1::Target::X86_64,
                                        std::vector<msl::v1::ArtifactKind> outputs = {});
+
+/// A source whose preprocessing takes time and memory growing as 2^n.
+std::string macroBomb(int n);
 
 /// Calls Compile with a deadline.
 grpc::Status compile(Daemon &d, const msl::v1::CompileRequest &request,

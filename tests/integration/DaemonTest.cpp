@@ -21,16 +21,6 @@ using msl::v1::Target;
 
 // A source whose preprocessing makes 2^n initializers: slow and memory-hungry
 // on purpose (n = 20 takes about 2 s and 300 MB here).
-std::string macroBomb(int n) {
-  std::string s = "#define A0 1,\n";
-  for (int i = 1; i <= n; ++i)
-    s += "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" +
-         std::to_string(i - 1) + "\n";
-  s += "constant int big[] = { A" + std::to_string(n) + " 0 };\n";
-  s += "kernel void k(device int* o [[buffer(0)]]) { o[0] = big[o[1]]; }\n";
-  return s;
-}
-
 int countOf(const std::string &text, const std::string &needle) {
   int n = 0;
   for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
@@ -316,7 +306,11 @@ TEST_F(MsldTest, CompilePastItsMemoryLimitFailsAlone) {
   Daemon &d = startDaemon({"--compile-memory-mb", "400"});
   CompileResponse resp;
   auto s = compile(d, compileRequest(macroBomb(21)), resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
+  // A resource error naming the limit, not "crashed the compiler".
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("memory"), std::string::npos) << s.error_message();
+  EXPECT_EQ(d.metric("msld_worker_memory_limit_kills_total"), 1);
+  EXPECT_EQ(d.metric("msld_worker_crashes_total"), 0);
   CompileResponse ok;
   ASSERT_TRUE(compile(d, compileRequest(readSourceFile("examples/saxpy.metal")), ok).ok());
   EXPECT_TRUE(ok.success());
@@ -554,7 +548,7 @@ TEST_F(MsldTest, MslcSendsHeadersAndWritesTheArtifact) {
             "  a[i] = LOCAL_SCALE * PARAM_OFFSET;\n}\n");
   writeFile(work / "shaders/local.h", "#define LOCAL_SCALE 2.0f\n");
   writeFile(work / "include/shared/params.h", "#define PARAM_OFFSET 3.0f\n");
-  std::string mslc = std::string(MSLD_BIN_DIR) + "/mslc";
+  std::string mslc = binDir() + "/mslc";
   auto [status, output] = run("cd " + work.string() + " && MSLD_ADDRESS=" + d.address() + " " +
                               mslc + " -c shaders/main.metal -o out.ptx -I include --target nvptx64");
   EXPECT_EQ(status, 0) << output;

@@ -121,9 +121,12 @@ class Client {
   Result<std::vector<msl::v1::Digest>> uploadMissingBlobs(
       const std::vector<std::string>& blobs) const;
 
+  // Streams one blob of any size with ContentAddressableStorage.Read,
+  // verifying it against its digest (DATA_LOSS on mismatch).
+  Result<std::string> readBlob(const msl::v1::Digest& digest) const;
   // Reads the blobs, in order; each is checked against its digest
   // (DATA_LOSS on mismatch). A blob the store lacks fails the whole call
-  // with NOT_FOUND.
+  // with NOT_FOUND. Blobs too large for a batch are streamed with readBlob.
   Result<std::vector<std::string>> readBlobs(const std::vector<msl::v1::Digest>& digests) const;
 
   // One Compile RPC, as is. Artifacts may come without inline_data; see

@@ -77,13 +77,18 @@ struct CollectedSources {
   // is not among them.
   std::map<std::string, std::string> files;
   std::vector<std::string> warnings;
+  // Headers refused, e.g. a symlink whose target lies outside root
+  // ("evil.h -> /etc/passwd"); mslc fails when there are any.
+  std::vector<std::string> errors;
 };
 
 // Finds, recursively, every header the main source includes that exists
 // under `root`: "x" against the including file's folder, then each include
 // dir in order; <x> against the include dirs only. Headers not found are
-// left to the server (its stdlib, or a real error). `main_path` and
-// `include_dirs` are relative to root.
+// left to the server (its stdlib, or a real error). A header whose real path
+// (symlinks resolved) lies outside root's is not read: it goes to `errors`,
+// naming the header and where it points. `main_path` and `include_dirs` are
+// relative to root.
 CollectedSources collectIncludes(const std::filesystem::path& root, const std::string& main_path,
                                  std::string_view main_source,
                                  const std::vector<std::string>& include_dirs);

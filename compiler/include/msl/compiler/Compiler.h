@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "msl/compiler/RequestChecks.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -39,12 +41,30 @@ struct CompileJob {
   /// Function constant values by index ("3") or name ("use_bias"), as
   /// literals ("true", "42", "0.5"); a constant without one is undefined.
   std::map<std::string, std::string> functionConstants;
+
+  /// What the request may contain (RequestChecks.h), checked before
+  /// compiling; msld checks with the same limits before queueing.
+  RequestLimits requestLimits;
+
+  /// Bounds on what the compile reports, so that a small source cannot make
+  /// a huge result. Past either limit further diagnostics are dropped (not
+  /// collected, not formatted), one final note (file "<msld>") says how many
+  /// and why, and the compile stops at its next error, as clang's
+  /// -ferror-limit does. Default: 200 diagnostics, notes included.
+  size_t maxDiagnostics = 200;
+  /// Default: 1 MiB of messages and file names.
+  size_t maxDiagnosticBytes = size_t(1) << 20;
+  /// A longer message is cut to this many bytes (default 4 KiB), ending in
+  /// "... (N bytes)".
+  size_t maxDiagnosticMessageBytes = 4096;
 };
 
 enum class Severity { Note, Remark, Warning, Error, Fatal };
 
 struct Diagnostic {
-  std::string file; // relative to the compile root; "<command line>" for options
+  /// Relative to the compile root; "<command line>" for options, "<msld>"
+  /// for the note on dropped diagnostics (see CompileJob::maxDiagnostics).
+  std::string file;
   unsigned line = 0, column = 0;
   Severity severity = Severity::Error;
   std::string message;

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "msl/compiler/RequestChecks.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,14 +68,13 @@ struct MetalOptions {
 /// revisions (ios-/macos-metal2.1-2.4, metal3.0-3.2) are accepted too.
 const std::vector<std::string> &allowedStdValues();
 
-/// Parses a `metal` command line (one argument per element). On error,
-/// returns std::nullopt and sets `error` to a message naming the bad option.
+/// Parses a `metal` command line (one argument per element), within
+/// `limits` (maxOptions, maxOptionBytes; -I directories are "." or pass
+/// checkRequestPath). On error, returns std::nullopt and sets `error` to a
+/// message naming the bad option.
 std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &args,
-                                              std::string &error);
-
-/// True for a path inside the compile root with one spelling: relative,
-/// no "", "." or ".." parts. Request files, the main path and -I dirs must be.
-bool isCanonicalRelativePath(const std::string &path);
+                                              std::string &error,
+                                              const RequestLimits &limits = {});
 
 /// Parses a -std= value ("ios-metal2.0", "osx-metal1.2", "macos-metal2.0").
 std::optional<LanguageVersion> parseStdValue(const std::string &value);
