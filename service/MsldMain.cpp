@@ -50,6 +50,9 @@ int main(int argc, char **argv) {
       ->capture_default_str()->check(CLI::Range(size_t(1) << 10, size_t(48) << 20));
   app.add_option("--max-receive-bytes", options.maxReceiveBytes, "largest gRPC request message")
       ->capture_default_str()->check(CLI::Range(1 << 16, 1 << 30));
+  int64_t grpcMemoryMb = options.grpcMemoryBytes >> 20;
+  app.add_option("--grpc-memory-mb", grpcMemoryMb, "memory gRPC may hold for requests in flight")
+      ->capture_default_str()->check(CLI::Range(int64_t(16), int64_t(1) << 20));
   app.add_option("--drain-timeout-s", drainS, "on SIGTERM, how long in-flight requests may finish")
       ->capture_default_str();
   app.add_option("--ready-file", readyFile,
@@ -59,6 +62,7 @@ int main(int argc, char **argv) {
   workers.startTimeout = std::chrono::milliseconds(startTimeoutMs);
   workers.memoryLimitBytes = memoryMb << 20;
   options.drainTimeout = std::chrono::seconds(drainS);
+  options.grpcMemoryBytes = grpcMemoryMb << 20;
 
   // Signals are taken by sigwait below, never delivered to worker threads.
   sigset_t stopSignals;

@@ -36,8 +36,11 @@ struct ServerOptions {
   /// Largest gRPC message sent. 64 MiB (BatchReadBlobs and inline
   /// artifacts are bounded below it; large blobs stream with Read).
   int maxSendBytes = 64 << 20;
-  /// Memory gRPC may use for requests in flight (its ResourceQuota). 1 GiB.
-  int64_t grpcMemoryBytes = 1ll << 30;
+  /// Memory gRPC may use for requests in flight (its ResourceQuota). Past
+  /// it gRPC resets the largest streams (RESOURCE_EXHAUSTED to the client):
+  /// gRPC 1.51 buffers a message in full before it checks maxReceiveBytes
+  /// (grpc/grpc#43012), so this, not that, bounds msld's memory. 256 MiB.
+  int64_t grpcMemoryBytes = 256ll << 20;
   /// Threads of gRPC's synchronous services (health). 16.
   int grpcMaxThreads = 16;
 };

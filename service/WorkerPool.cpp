@@ -55,14 +55,16 @@ Io waitFor(int fd, short events, int errFd, Clock::time_point deadline, const Ca
 } // namespace
 
 namespace {
-// Non-blocking transfers with a deadline (the fds are O_NONBLOCK).
-template <typename WaitFn> Io writeAll(int fd, const char *data, size_t size, WaitFn &&wait) {
+// Moves `size` bytes with `op` (::read or ::write) on a non-blocking fd,
+// waiting for `event` with `wait` (which bounds it by a deadline).
+template <typename Op, typename WaitFn>
+Io transferAll(int fd, char *data, size_t size, short event, Op op, WaitFn &wait) {
   while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && (errno == EINTR))
+    ssize_t n = op(fd, data, size);
+    if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && errno == EAGAIN) {
-      if (Io io = wait(fd, POLLOUT); io != Io::Done)
+      if (Io io = wait(fd, event); io != Io::Done)
         return io;
       continue;
     }
@@ -74,7 +76,15 @@ template <typename WaitFn> Io writeAll(int fd, const char *data, size_t size, Wa
   return Io::Done;
 }
 
-template <typename WaitFn> Io readAll(int fd, char *data, size_t size, WaitFn &&wait);
+template <typename WaitFn> Io writeAll(int fd, const char *data, size_t size, WaitFn &&wait) {
+  return transferAll(fd, const_cast<char *>(data), size, POLLOUT,
+                     [](int f, char *d, size_t n) { return ::write(f, d, n); }, wait);
+}
+
+template <typename WaitFn> Io readAll(int fd, char *data, size_t size, WaitFn &&wait) {
+  return transferAll(fd, data, size, POLLIN, [](int f, char *d, size_t n) { return ::read(f, d, n); },
+                     wait);
+}
 
 // One length-prefixed message (see WorkerProtocol.h) of at most `limit`
 // bytes; `size` is its announced length, also when it is too large.
@@ -88,24 +98,6 @@ Io readFrame(int fd, std::string &body, uint32_t limit, uint32_t &size, WaitFn &
     return Io::TooLarge;
   body.assign(size, '\0');
   return readAll(fd, body.data(), size, wait);
-}
-
-template <typename WaitFn> Io readAll(int fd, char *data, size_t size, WaitFn &&wait) {
-  while (size > 0) {
-    ssize_t n = ::read(fd, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && errno == EAGAIN) {
-      if (Io io = wait(fd, POLLIN); io != Io::Done)
-        return io;
-      continue;
-    }
-    if (n <= 0)
-      return Io::Eof;
-    data += n;
-    size -= size_t(n);
-  }
-  return Io::Done;
 }
 } // namespace
 
