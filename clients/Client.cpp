@@ -147,6 +147,7 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
   channel_ = grpc::CreateCustomChannel(options_.address, creds, args);
   cas_ = msl::v1::ContentAddressableStorage::NewStub(channel_);
   compiler_ = msl::v1::Compiler::NewStub(channel_);
+  executor_ = msl::v1::Executor::NewStub(channel_);
 }
 
 void Client::prepare(grpc::ClientContext& context) const {
@@ -395,11 +396,22 @@ Result<std::string> Client::fetchArtifact(const msl::v1::Artifact& artifact) con
   return std::move(blobs->front());
 }
 
-Result<msl::v1::CompileResponse> Client::compileFiles(
+Result<msl::v1::CompileRequest> Client::prepareCompileRequest(
     const std::string& main_path, const std::string& main_bytes,
     const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
     const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
     const std::map<std::string, std::string>& function_constants) const {
+  std::vector<std::string> byDigest;
+  return buildCompileRequest(main_path, main_bytes, files, options, target, outputs,
+                             function_constants, &byDigest);
+}
+
+Result<msl::v1::CompileRequest> Client::buildCompileRequest(
+    const std::string& main_path, const std::string& main_bytes,
+    const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
+    const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+    const std::map<std::string, std::string>& function_constants,
+    std::vector<std::string>* by_digest) const {
   msl::v1::CompileRequest req;
   req.set_main_path(main_path);
   for (const auto& o : options) req.add_options(o);
@@ -409,7 +421,7 @@ Result<msl::v1::CompileResponse> Client::compileFiles(
 
   // Inline small files while the request stays well below the message limit.
   std::size_t inlineBudget = batchBudget() / 2;
-  std::vector<std::string> byDigest;  // contents sent by digest
+  std::vector<std::string>& byDigest = *by_digest;  // contents sent by digest
   auto fill = [&](msl::v1::FileContent* content, const std::string& bytes) {
     if (bytes.size() <= options_.inline_threshold && bytes.size() + kPerBlobOverhead <= inlineBudget) {
       content->set_inline_(bytes);
@@ -430,6 +442,19 @@ Result<msl::v1::CompileResponse> Client::compileFiles(
     auto up = uploadMissingBlobs(byDigest);
     if (!up) return up.status();
   }
+  return req;
+}
+
+Result<msl::v1::CompileResponse> Client::compileFiles(
+    const std::string& main_path, const std::string& main_bytes,
+    const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
+    const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+    const std::map<std::string, std::string>& function_constants) const {
+  std::vector<std::string> byDigest;
+  auto built = buildCompileRequest(main_path, main_bytes, files, options, target, outputs,
+                                   function_constants, &byDigest);
+  if (!built) return built.status();
+  const msl::v1::CompileRequest& req = *built;
   auto resp = compile(req);
   if (!resp && !byDigest.empty() &&
       (resp.status().error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
@@ -458,6 +483,41 @@ Result<msl::v1::CompileResponse> Client::compileFiles(
       for (std::size_t j = 0; j < which.size(); ++j)
         resp->mutable_artifacts(which[j])->set_inline_data(std::move((*blobs)[j]));
     }
+  }
+  return resp;
+}
+
+Result<msl::v1::ListDevicesResponse> Client::listDevices() const {
+  msl::v1::ListDevicesResponse resp;
+  grpc::ClientContext ctx;
+  prepare(ctx);
+  grpc::Status s = executor_->ListDevices(&ctx, msl::v1::ListDevicesRequest(), &resp);
+  if (!s.ok()) return s;
+  return resp;
+}
+
+Result<msl::v1::ExecuteResponse> Client::execute(const msl::v1::ExecuteRequest& request) const {
+  msl::v1::ExecuteResponse resp;
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    grpc::Status s = executor_->Execute(&ctx, request, &resp);
+    if (!s.ok()) return s;
+  }
+  std::vector<Digest> wanted;
+  std::vector<int> which;
+  for (int i = 0; i < resp.buffers_size(); ++i) {
+    const auto& b = resp.buffers(i);
+    if (b.inline_data().empty() && b.digest().size_bytes() > 0) {
+      wanted.push_back(b.digest());
+      which.push_back(i);
+    }
+  }
+  if (!wanted.empty()) {
+    auto blobs = readBlobs(wanted);
+    if (!blobs) return blobs.status();
+    for (std::size_t j = 0; j < which.size(); ++j)
+      resp.mutable_buffers(which[j])->set_inline_data(std::move((*blobs)[j]));
   }
   return resp;
 }

@@ -18,16 +18,6 @@ bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-bool readFile(const fs::path& p, std::string* out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return false;
-  *out = std::move(ss).str();
-  return true;
-}
-
 // Where root/rel really is (every symlink resolved) when that is outside
 // root's real path; nullopt when it stays inside. A path that cannot be
 // resolved counts as outside.
@@ -43,6 +33,16 @@ std::optional<fs::path> realPathOutsideRoot(const fs::path& root, const std::str
 }
 
 }  // namespace
+
+bool readFile(const fs::path& p, std::string* out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return false;
+  *out = std::move(ss).str();
+  return true;
+}
 
 std::optional<msl::v1::ArtifactKind> parseEmit(std::string_view name) {
   if (name == "llvm-bc") return msl::v1::LLVM_BITCODE;
@@ -117,6 +117,7 @@ std::optional<std::string> relativeToRoot(const fs::path& path, const fs::path& 
 std::string usage() {
   return R"(usage: mslc [--server HOST:PORT] -c FILE.metal -o OUT [metal options]
             [--target x86_64|nvptx64[-sm_NN]] [--emit llvm-bc|llvm-ir|ptx|reflection]
+       mslc run FILE.metal --kernel NAME ...   (runs a kernel; see mslc run --help)
 
 Compiles a Metal Shading Language source on an msld server.
 
@@ -143,90 +144,118 @@ folder, then -I dirs; angle brackets: -I dirs) and sent with the request.
 )";
 }
 
+bool ArgReader::is(std::string_view flag) const {
+  const std::string& a = arg();
+  return a == flag || (startsWith(flag, "--") && startsWith(a, std::string(flag) + "="));
+}
+
+bool ArgReader::value(std::string_view flag, bool allowAttached, std::string* v, std::string* error) {
+  const std::string& a = arg();
+  if (a == flag) {
+    if (i_ + 1 >= args_.size()) {
+      *error = "missing argument to '" + a + "'";
+      return false;
+    }
+    *v = args_[++i_];
+    return true;
+  }
+  if (allowAttached) {
+    std::string_view rest = std::string_view(a).substr(flag.size());
+    if (startsWith(rest, "=") && startsWith(flag, "--")) rest.remove_prefix(1);
+    *v = std::string(rest);
+    return true;
+  }
+  *error = "'" + a + "' needs its value as a separate argument";
+  return false;
+}
+
+SourceOptions defaultSourceOptions(const char* env_address) {
+  SourceOptions o;
+  o.server = env_address && *env_address ? env_address : kDefaultAddress;
+  return o;
+}
+
+OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOptions* out,
+                              std::string* error) {
+  const std::string a = args.arg();
+  std::string v;
+  auto fail = [&](std::string message) {
+    *error = std::move(message);
+    return OptionParse::kFailed;
+  };
+  if (args.is("--server")) {
+    if (!args.value("--server", true, &v, error)) return OptionParse::kFailed;
+    if (v.empty()) return fail("empty --server address");
+    out->server = v;
+  } else if (a == "--stats") {
+    out->stats = true;
+  } else if (startsWith(a, "-D")) {
+    if (!args.value("-D", true, &v, error)) return OptionParse::kFailed;
+    if (v.empty() || v.front() == '=') return fail("missing macro name in '" + a + "'");
+    out->options.push_back("-D");
+    out->options.push_back(v);
+  } else if (startsWith(a, "-I")) {
+    if (!args.value("-I", true, &v, error)) return OptionParse::kFailed;
+    if (v.empty()) return fail("missing directory in '" + a + "'");
+    auto rel = relativeToRoot(v, cwd);
+    if (!rel) {
+      out->warnings.push_back("ignoring -I " + v +
+                              ": outside the current directory, which is all the server can see");
+      return OptionParse::kTaken;
+    }
+    out->options.push_back("-I");
+    out->options.push_back(*rel);
+    out->include_dirs.push_back(*rel);
+  } else if (args.is("--constant")) {
+    if (!args.value("--constant", true, &v, error)) return OptionParse::kFailed;
+    auto eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+      return fail("--constant needs KEY=VALUE, not '" + v + "'");
+    out->function_constants[v.substr(0, eq)] = v.substr(eq + 1);
+  } else if (startsWith(a, "-std=")) {
+    if (a.size() == 5) return fail("missing value in '-std='");
+    out->options.push_back(a);
+  } else if (a == "-ffast-math" || a == "-fno-fast-math" || startsWith(a, "-W")) {
+    out->options.push_back(a);
+  } else {
+    return OptionParse::kNotMine;
+  }
+  return OptionParse::kTaken;
+}
+
 bool parseCommandLine(const std::vector<std::string>& args, const char* env_address,
                       const fs::path& cwd, Invocation* out, std::string* error) {
   Invocation inv;
-  inv.server = env_address && *env_address ? env_address : kDefaultAddress;
+  static_cast<SourceOptions&>(inv) = defaultSourceOptions(env_address);
   std::optional<std::string> targetSpec, emitSpec;
   bool haveInput = false, haveOutput = false;
 
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    // Value of "-X v" / "-Xv" (attached) or "--name v" / "--name=v".
-    auto value = [&](std::string_view flag, bool allowAttached, std::string* v) -> bool {
-      if (a == flag) {
-        if (i + 1 >= args.size()) {
-          *error = "missing argument to '" + a + "'";
-          return false;
-        }
-        *v = args[++i];
-        return true;
-      }
-      if (allowAttached) {
-        std::string_view rest = std::string_view(a).substr(flag.size());
-        if (startsWith(rest, "=") && startsWith(flag, "--")) rest.remove_prefix(1);
-        *v = std::string(rest);
-        return true;
-      }
-      return false;
-    };
-    auto isFlag = [&](std::string_view flag) {
-      return a == flag || (startsWith(flag, "--") && startsWith(a, std::string(flag) + "="));
-    };
-
+  for (ArgReader r(args); !r.done(); r.next()) {
+    const std::string a = r.arg();
+    switch (parseSourceOption(r, cwd, &inv, error)) {
+      case OptionParse::kTaken: continue;
+      case OptionParse::kFailed: return false;
+      case OptionParse::kNotMine: break;
+    }
     std::string v;
     if (a == "-h" || a == "--help") {
       inv.help = true;
-    } else if (isFlag("--server")) {
-      if (!value("--server", true, &v)) return false;
-      if (v.empty()) return *error = "empty --server address", false;
-      inv.server = v;
-    } else if (isFlag("--target")) {
-      if (!value("--target", true, &v)) return false;
+    } else if (r.is("--target")) {
+      if (!r.value("--target", true, &v, error)) return false;
       targetSpec = v;
-    } else if (isFlag("--emit")) {
-      if (!value("--emit", true, &v)) return false;
+    } else if (r.is("--emit")) {
+      if (!r.value("--emit", true, &v, error)) return false;
       emitSpec = v;
-    } else if (a == "--stats") {
-      inv.stats = true;
     } else if (a == "-c") {
-      if (!value("-c", false, &v)) return false;
+      if (!r.value("-c", false, &v, error)) return false;
       if (haveInput) return *error = "more than one input file", false;
       inv.input = v;
       haveInput = true;
     } else if (a == "-o") {
-      if (!value("-o", false, &v)) return false;
+      if (!r.value("-o", false, &v, error)) return false;
       if (haveOutput) return *error = "more than one -o", false;
       inv.output = v;
       haveOutput = true;
-    } else if (startsWith(a, "-D")) {
-      if (!value("-D", true, &v)) return false;
-      if (v.empty() || v.front() == '=') return *error = "missing macro name in '" + a + "'", false;
-      inv.options.push_back("-D");
-      inv.options.push_back(v);
-    } else if (startsWith(a, "-I")) {
-      if (!value("-I", true, &v)) return false;
-      if (v.empty()) return *error = "missing directory in '" + a + "'", false;
-      auto rel = relativeToRoot(v, cwd);
-      if (!rel) {
-        inv.warnings.push_back("ignoring -I " + v +
-                               ": outside the current directory, which is all the server can see");
-        continue;
-      }
-      inv.options.push_back("-I");
-      inv.options.push_back(*rel);
-      inv.include_dirs.push_back(*rel);
-    } else if (a == "--constant" || startsWith(a, "--constant=")) {
-      if (!value("--constant", true, &v)) return false;
-      auto eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-        return *error = "--constant needs KEY=VALUE, not '" + v + "'", false;
-      inv.function_constants[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (startsWith(a, "-std=")) {
-      if (a.size() == 5) return *error = "missing value in '-std='", false;
-      inv.options.push_back(a);
-    } else if (a == "-ffast-math" || a == "-fno-fast-math" || startsWith(a, "-W")) {
-      inv.options.push_back(a);
     } else if (a.size() > 1 && a.front() == '-') {
       *error = "unknown argument: '" + a + "'";
       return false;
@@ -494,6 +523,45 @@ std::string formatSummary(const msl::v1::CompileResponse& response) {
   return {};
 }
 
+std::string formatDiagnostics(const msl::v1::CompileResponse& response) {
+  std::string out;
+  for (const auto& d : response.diagnostics()) out += formatDiagnostic(d);
+  return out + formatSummary(response);
+}
+
+bool loadSources(const std::string& input, const std::vector<std::string>& include_dirs,
+                 const fs::path& cwd, LoadedSources* out, std::ostream& err) {
+  std::error_code ec;
+  auto mainPath = relativeToRoot(input, cwd);
+  if (!mainPath || *mainPath == ".") {
+    err << "mslc: error: '" << input
+        << "' is not a file under the current directory (the server sees only paths relative to it)\n";
+    return false;
+  }
+  std::string source;
+  if (!fs::is_regular_file(cwd / *mainPath, ec)) {
+    err << "mslc: error: cannot read '" << input << "'\n";
+    return false;
+  }
+  if (auto real = realPathOutsideRoot(cwd, *mainPath)) {
+    err << "mslc: error: refusing to send '" << input << "': it resolves to '"
+        << real->string() << "', outside the current directory '" << cwd.string() << "'\n";
+    return false;
+  }
+  if (!readFile(cwd / *mainPath, &source)) {
+    err << "mslc: error: cannot read '" << input << "'\n";
+    return false;
+  }
+  CollectedSources collected = collectIncludes(cwd, *mainPath, source, include_dirs);
+  for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
+  for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
+  if (!collected.errors.empty()) return false;
+  out->main_path = std::move(*mainPath);
+  out->main_source = std::move(source);
+  out->files = std::move(collected.files);
+  return true;
+}
+
 int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
         std::ostream& err) {
   std::error_code ec;
@@ -514,42 +582,19 @@ int run(const std::vector<std::string>& args, const char* env_address, std::ostr
   }
   for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
 
-  auto mainPath = relativeToRoot(inv.input, cwd);
-  if (!mainPath || *mainPath == ".") {
-    err << "mslc: error: '" << inv.input
-        << "' is not a file under the current directory (the server sees only paths relative to it)\n";
-    return 1;
-  }
-  std::string source;
-  if (!fs::is_regular_file(cwd / *mainPath, ec)) {
-    err << "mslc: error: cannot read '" << inv.input << "'\n";
-    return 1;
-  }
-  if (auto real = realPathOutsideRoot(cwd, *mainPath)) {
-    err << "mslc: error: refusing to send '" << inv.input << "': it resolves to '"
-        << real->string() << "', outside the current directory '" << cwd.string() << "'\n";
-    return 1;
-  }
-  if (!readFile(cwd / *mainPath, &source)) {
-    err << "mslc: error: cannot read '" << inv.input << "'\n";
-    return 1;
-  }
-  CollectedSources collected = collectIncludes(cwd, *mainPath, source, inv.include_dirs);
-  for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
-  for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
-  if (!collected.errors.empty()) return 1;
+  LoadedSources sources;
+  if (!loadSources(inv.input, inv.include_dirs, cwd, &sources, err)) return 1;
 
   ClientOptions copts;
   copts.address = inv.server;
   Client client(copts);
-  auto resp = client.compileFiles(*mainPath, source, collected.files, inv.options, inv.target,
-                                  {inv.emit}, inv.function_constants);
+  auto resp = client.compileFiles(sources.main_path, sources.main_source, sources.files, inv.options,
+                                  inv.target, {inv.emit}, inv.function_constants);
   if (!resp) {
     err << "mslc: error: " << inv.server << ": " << describeStatus(resp.status()) << "\n";
     return 1;
   }
-  for (const auto& d : resp->diagnostics()) err << formatDiagnostic(d);
-  err << formatSummary(*resp);
+  err << formatDiagnostics(*resp);
   if (inv.stats) {
     err << "mslc: stats: cache_hit=" << (resp->cache_hit() ? "true" : "false")
         << " compile_time=" << (resp->compile_time_us() / 1000.0) << " ms";

@@ -15,6 +15,8 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/Mangle.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/CodeGen/ModuleBuilder.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/CodeGen/CodeGenAction.h"
@@ -40,6 +42,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <array>
@@ -213,8 +216,9 @@ std::string addressSpaceName(clang::LangAS as) {
 /// interface.
 class StageCollector : public clang::ASTConsumer {
 public:
-  StageCollector(clang::CompilerInstance &ci, std::vector<ShaderFunction> &out)
-      : ci_(ci), out_(out), policy_(ci.getLangOpts()) {
+  StageCollector(clang::CompilerInstance &ci, std::vector<ShaderFunction> &out,
+                 std::vector<std::string> &threadgroupVars)
+      : ci_(ci), out_(out), threadgroupVars_(threadgroupVars), policy_(ci.getLangOpts()) {
     policy_.SuppressTagKeyword = true;
   }
 
@@ -551,7 +555,32 @@ private:
           break;
         }
       }
+      if (a.kind == ArgKind::Buffer && !a.handle) {
+        if (!value->isIncompleteType() && !value->isDependentType())
+          a.typeSize = uint64_t(ctx.getTypeSizeInChars(value).getQuantity());
+        a.writable = a.addressSpace == "device" && (type->isPointerType() || type->isReferenceType()) &&
+                     !value.isConstQualified();
+      }
       f.args.push_back(std::move(a));
+    }
+    if (isGridStage(stage) && fd->getBody()) {
+      ThreadgroupVariables tv;
+      tv.TraverseStmt(fd->getBody());
+      uint64_t bytes = 0;
+      for (const clang::VarDecl *v : tv.vars) {
+        if (v->getType()->isIncompleteType() || v->getType()->isDependentType())
+          continue;
+        uint64_t align = uint64_t(ctx.getDeclAlign(v).getQuantity());
+        bytes = llvm::alignTo(bytes, std::max<uint64_t>(align, 1)) +
+                uint64_t(ctx.getTypeSizeInChars(v->getType()).getQuantity());
+        // By its symbol, mangled now: the declaration may not outlive
+        // the end of the action (seen: its DeclContext was gone by then).
+        std::string symbol;
+        llvm::raw_string_ostream os(symbol);
+        mangler->mangleName(clang::GlobalDecl(v), os);
+        threadgroupVars_.push_back(std::move(symbol));
+      }
+      f.threadgroupMemoryBytes = bytes;
     }
 
     clang::QualType ret = fd->getReturnType();
@@ -587,8 +616,23 @@ private:
     out_.push_back(std::move(f));
   }
 
+  // The `threadgroup` variables a grid function declares (static storage
+  // in the OpenCL local address space), in declaration order.
+  struct ThreadgroupVariables : clang::RecursiveASTVisitor<ThreadgroupVariables> {
+    std::vector<const clang::VarDecl *> vars;
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    bool VisitVarDecl(clang::VarDecl *v) {
+      if (!llvm::isa<clang::ParmVarDecl>(v) &&
+          v->getASTContext().getBaseElementType(v->getType()).getAddressSpace() ==
+              clang::LangAS::opencl_local)
+        vars.push_back(v);
+      return true;
+    }
+  };
+
   clang::CompilerInstance &ci_;
   std::vector<ShaderFunction> &out_;
+  std::vector<std::string> &threadgroupVars_; // symbols of threadgroup variables
   clang::PrintingPolicy policy_;
 };
 
@@ -655,16 +699,42 @@ protected:
     consumers.push_back(createKernelTemplatesConsumer());
     consumers.push_back(createTemplateFloatLiteralsConsumer());
     consumers.push_back(createConstantCopiesConsumer());
-    consumers.push_back(std::make_unique<StageCollector>(ci, functions_));
+    consumers.push_back(std::make_unique<StageCollector>(ci, functions_, threadgroupVars_));
     if (repairs_)
       consumers.push_back(createCastRepairConsumer(*repairs_));
     consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
+  // On the CPU, each global holding a `threadgroup` variable gets
+  // `!msl.threadgroup !{}`: the execution runtime gives every threadgroup
+  // its own copy (executor/WorkGroupFunction.h). They also go into
+  // llvm.compiler.used: the optimizer keeps them (and their metadata) as
+  // they are, and, their address having escaped, it cannot assume that the
+  // barrier hooks (external calls) leave them alone, so threadgroup memory
+  // accesses are not moved or folded across barriers.
+  void EndSourceFileAction() override {
+    clang::CodeGenerator *gen = getCodeGenerator();
+    llvm::Module *m = gen ? gen->GetModule() : nullptr;
+    if (m && !getCompilerInstance().getDiagnostics().hasErrorOccurred() && !llvm::Triple(m->getTargetTriple()).isNVPTX()) {
+      std::vector<llvm::GlobalValue *> marked;
+      for (const std::string &symbol : threadgroupVars_) {
+        auto *g = m->getNamedGlobal(symbol);
+        if (!g || g->getMetadata("msl.threadgroup"))
+          continue;
+        g->setMetadata("msl.threadgroup", llvm::MDNode::get(m->getContext(), {}));
+        marked.push_back(g);
+      }
+      if (!marked.empty())
+        llvm::appendToCompilerUsed(*m, marked);
+    }
+    EmitLLVMOnlyAction::EndSourceFileAction();
+  }
+
 private:
   std::vector<ShaderFunction> &functions_;
   std::vector<SourceEdit> *repairs_; // null on a repaired compile
+  std::vector<std::string> threadgroupVars_; // their symbols
 };
 
 void initializeTargetsOnce() {

@@ -15,9 +15,16 @@ namespace {
 
 using Vec3 = std::array<Value *, 3>;
 
-// The four launch vectors every built-in is derived from.
+// The launch vectors every built-in is derived from: the thread's position
+// in its threadgroup (tid), this threadgroup's size (ntid: smaller than
+// `dispatched` for the partial edge threadgroups of dispatchThreads), the
+// threadgroup's position (ctaid), the threadgroups of the grid (nctaid), the
+// uniform threadgroup size of the dispatch (dispatched) and the threads of
+// the grid (grid). On NVPTX, dispatched is ntid and grid is null
+// (nctaid * ntid).
 struct Geometry {
   Vec3 tid, ntid, ctaid, nctaid;
+  Vec3 dispatched{}, grid{};
 };
 
 constexpr unsigned kNvptxSimdWidth = 32;
@@ -49,6 +56,8 @@ Geometry cpuGeometry(IRBuilder<> &b, Value *launch) {
     g.ctaid[c] = at(3 + c);
     g.ntid[c] = at(6 + c);
     g.nctaid[c] = at(9 + c);
+    g.dispatched[c] = at(12 + c);
+    g.grid[c] = at(15 + c);
   }
   return g;
 }
@@ -69,20 +78,25 @@ std::optional<Vec3> builtinValue(IRBuilder<> &b, const Geometry &g, const std::s
                        b.CreateMul(g.ntid[0], b.CreateAdd(g.tid[1], b.CreateMul(g.ntid[1], g.tid[2]))));
   };
   auto threadsInGroup = [&] { return b.CreateMul(b.CreateMul(g.ntid[0], g.ntid[1]), g.ntid[2]); };
+  auto dispatchedThreads = [&] {
+    return b.CreateMul(b.CreateMul(g.dispatched[0], g.dispatched[1]), g.dispatched[2]);
+  };
   auto ceilDiv = [&](Value *v, unsigned d) {
     return b.CreateUDiv(b.CreateAdd(v, b.getInt32(d - 1)), b.getInt32(d));
   };
 
   if (name == "thread_position_in_grid")
-    return map2([&](unsigned c) { return b.CreateAdd(b.CreateMul(g.ctaid[c], g.ntid[c]), g.tid[c]); });
+    return map2([&](unsigned c) { return b.CreateAdd(b.CreateMul(g.ctaid[c], g.dispatched[c]), g.tid[c]); });
   if (name == "thread_position_in_threadgroup")
     return g.tid;
   if (name == "threadgroup_position_in_grid")
     return g.ctaid;
   if (name == "threads_per_grid" || name == "grid_size")
-    return map2([&](unsigned c) { return b.CreateMul(g.nctaid[c], g.ntid[c]); });
-  if (name == "threads_per_threadgroup" || name == "dispatch_threads_per_threadgroup")
+    return g.grid[0] ? g.grid : map2([&](unsigned c) { return b.CreateMul(g.nctaid[c], g.ntid[c]); });
+  if (name == "threads_per_threadgroup")
     return g.ntid;
+  if (name == "dispatch_threads_per_threadgroup")
+    return g.dispatched;
   if (name == "threadgroups_per_grid")
     return g.nctaid;
   if (name == "grid_origin")
@@ -95,14 +109,18 @@ std::optional<Vec3> builtinValue(IRBuilder<> &b, const Geometry &g, const std::s
     return scalar(b.CreateURem(flatIndex(), b.getInt32(simdWidth)));
   if (name == "simdgroup_index_in_threadgroup")
     return scalar(b.CreateUDiv(flatIndex(), b.getInt32(simdWidth)));
-  if (name == "simdgroups_per_threadgroup" || name == "dispatch_simdgroups_per_threadgroup")
+  if (name == "simdgroups_per_threadgroup")
     return scalar(ceilDiv(threadsInGroup(), simdWidth));
+  if (name == "dispatch_simdgroups_per_threadgroup")
+    return scalar(ceilDiv(dispatchedThreads(), simdWidth));
   if (name == "thread_index_in_quadgroup")
     return scalar(b.CreateURem(flatIndex(), b.getInt32(4)));
   if (name == "quadgroup_index_in_threadgroup")
     return scalar(b.CreateUDiv(flatIndex(), b.getInt32(4)));
-  if (name == "quadgroups_per_threadgroup" || name == "dispatch_quadgroups_per_threadgroup")
+  if (name == "quadgroups_per_threadgroup")
     return scalar(ceilDiv(threadsInGroup(), 4));
+  if (name == "dispatch_quadgroups_per_threadgroup")
+    return scalar(ceilDiv(dispatchedThreads(), 4));
   return std::nullopt;
 }
 
@@ -325,6 +343,8 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     entry->setAttributes(AttributeList::get(ctx, entry->getAttributes().getFnAttrs(), {}, {}));
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", entry));
     Geometry g = nvptx ? nvptxGeometry(b) : cpuGeometry(b, entry->getArg(1));
+    if (nvptx)
+      g.dispatched = g.ntid;
     unsigned simdWidth = nvptx ? kNvptxSimdWidth : kCpuSimdWidth;
 
     std::vector<Value *> callArgs;

@@ -7,9 +7,26 @@
 //  - NVPTX: a .entry taking buffers as pointers and threadgroup arguments as
 //    byte offsets into dynamic shared memory, computing built-ins from
 //    %tid, %ntid, %ctaid, %nctaid;
-//  - CPU: `void symbol(void **args, const uint32_t launch[12])`, launch being
-//    {thread_position_in_threadgroup[3], threadgroup_position_in_grid[3],
-//     threads_per_threadgroup[3], threadgroups_per_grid[3]}.
+//  - CPU: `void symbol(void **args, const uint32_t launch[18])`, running one
+//    work-item, launch being (x, y, z each):
+//      [0..2]   thread_position_in_threadgroup
+//      [3..5]   threadgroup_position_in_grid
+//      [6..8]   threads_per_threadgroup: THIS threadgroup's size (smaller
+//               than [12..14] for the partial edge threadgroups of
+//               dispatchThreads)
+//      [9..11]  threadgroups_per_grid
+//      [12..14] dispatch_threads_per_threadgroup: the dispatch's uniform
+//               threadgroup size; thread_position_in_grid =
+//               [3..5] * [12..14] + [0..2]
+//      [15..17] threads_per_grid
+//    For dispatchThreadgroups, [6..8] == [12..14] and [15..17] =
+//    [9..11] * [12..14]. For dispatchThreads(grid, tg), [9..11] =
+//    ceil(grid / tg), [12..14] = tg, [15..17] = grid and [6..8] =
+//    min(tg, grid - [3..5] * tg); threads outside the grid are not run.
+//    thread_index_in_threadgroup and simdgroups_/quadgroups_per_threadgroup
+//    use [6..8]; the dispatch_ forms use [12..14].
+//    (executor/WorkGroupFunction.h builds, from this entry, a function that
+//    runs all the work-items of one threadgroup.)
 // It also lowers the stdlib's barrier hooks to the target's instructions.
 //
 //===----------------------------------------------------------------------===//

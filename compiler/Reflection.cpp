@@ -60,7 +60,7 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     // the handles), [[stage_in]] as a pointer to one input struct per thread
     // of the grid (linear order) and threadgroup arguments as byte offsets
     // into dynamic shared memory; the CPU entry takes
-    // (void **args, const uint32_t launch[12]) with args in this same order.
+    // (void **args, const uint32_t launch[18]) (EntryPoints.h) with args in this same order.
     nlohmann::json params = nlohmann::json::array();
     for (const auto &a : f.args) {
       nlohmann::json ja;
@@ -80,6 +80,10 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
         ja["reference"] = a.isReference;
         if (a.handle)
           ja["handle"] = true; // passed as a 64-bit handle, not memory
+        if (a.kind == ArgKind::Buffer && !a.handle) {
+          ja["type_size"] = a.typeSize; // bytes a bound buffer must hold at least
+          ja["writable"] = a.writable;  // the kernel may write it
+        }
         std::string param = a.kind == ArgKind::Threadgroup ? "threadgroup_offset:" : kindName(a.kind) + std::string(":");
         params.push_back(param + (a.index ? std::to_string(*a.index) : a.name));
       }
@@ -89,6 +93,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
         ja["array_length"] = a.arrayLength;
       jf["arguments"].push_back(std::move(ja));
     }
+    if (isGridStage(f.stage))
+      jf["threadgroup_memory_bytes"] = f.threadgroupMemoryBytes;
     if (f.stage == Stage::Kernel)
       jf["entry"] = {{"convention", nvptx ? "ptx-kernel" : "cpu-args-launch"}, {"params", params}};
     else

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ struct ShaderArg {
   /// "read" (const pointee) or "read_write"; textures: their access.
   std::string access;
   bool isReference = false;
+  /// Buffers (not handles): the size in bytes of the pointee or referenced
+  /// type (`constant Params &`: sizeof(Params); `device float4 *`: 16), the
+  /// least a bound buffer must hold; 0 when it has no size (void).
+  uint64_t typeSize = 0;
+  /// Buffers: a non-const device pointer or reference, which the kernel
+  /// may write through.
+  bool writable = false;
   /// Passed as an opaque 64-bit handle (textures, samplers, acceleration
   /// structures and intersection function tables), not as memory.
   bool handle = false;
@@ -72,6 +80,10 @@ struct ShaderFunction {
   /// Function attributes: "max_total_threads_per_threadgroup:64",
   /// "early_fragment_tests", "patch:quad,4".
   std::vector<std::string> attributes;
+  /// Kernels: the bytes of the `threadgroup` variables declared in the
+  /// function (each at its alignment, laid out in declaration order), besides
+  /// any [[threadgroup(n)]] arguments.
+  uint64_t threadgroupMemoryBytes = 0;
 };
 
 /// The symbol a function is found by in the output: a kernel's entry point

@@ -94,6 +94,18 @@ echo "== the same compile again: an action-cache hit (--stats)"
 "$MSLC" -c examples/saxpy.metal -o out/saxpy.x86_64.bc --target x86_64 --emit llvm-bc --stats
 
 echo
+echo "== a first kernel run on the cpu device: y = 2 * x + y over 8 elements (mslc run)"
+"$MSLC" run examples/saxpy.metal --kernel saxpy --grid 8 --threadgroup 4 \
+  --buffer 0=float:2 --buffer 1=float:0,1,2,3,4,5,6,7 --buffer 2=float:1,1,1,1,1,1,1,1 \
+  --buffer 3=uint:8 --print 2 --stats
+
+echo
+echo "== a reduction with barriers and threadgroup memory: 1024 ones in threadgroups of 256"
+"$MSLC" run examples/reduce.metal --kernel reduce_sum --threadgroups 4 --threadgroup 256 \
+  --buffer 0=float:$(python3 -c "print(','.join(['1'] * 1024))") --buffer 1=zeros:16 \
+  --buffer 2=uint:1024 --print 1
+
+echo
 echo "== metrics: http://127.0.0.1:$METRICS_PORT/metrics"
 curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null \
   | grep -E '^msld_(action_cache_(hits|misses)_total|cas_blobs|cas_bytes)' | sed 's/^/  /' || true
@@ -101,4 +113,6 @@ curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null \
 echo
 echo "== msld (pid $MSLD_PID) is serving on $MSLD_ADDRESS; Ctrl-C stops it"
 echo "   try: $MSLC -c examples/reduce.metal -o - --emit reflection"
+echo "        $MSLC run examples/saxpy.metal --kernel saxpy --grid 1000 --threadgroup 256 --buffer 0=float:3 \\"
+echo "          --buffer 1=zeros:4000 --buffer 2=zeros:4000 --buffer 3=uint:1000 --print 2"
 wait "$MSLD_PID"

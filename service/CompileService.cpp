@@ -432,7 +432,8 @@ void CompileService::inlineSmallArtifacts(msl::v1::CompileResponse &response) {
 CompileReply CompileService::runWorker(Flight &flight) {
   const auto &job = flight.job;
   metrics_.compilesInFlight.Increment();
-  WorkerPool::Outcome outcome = workers_.run(job, &flight.cancel);
+  msl::internal::WorkerResponse w;
+  WorkerPool::Outcome outcome = workers_.run(job, w, &flight.cancel);
   metrics_.compilesInFlight.Decrement();
   CompileReply result;
   const std::string what = "compiling '" + job.main_path() + "'";
@@ -440,6 +441,7 @@ CompileReply CompileService::runWorker(Flight &flight) {
   case WorkerPool::Outcome::Kind::Ok:
     break;
   case WorkerPool::Outcome::Kind::Crashed:
+  case WorkerPool::Outcome::Kind::Faulted:
     metrics_.workerCrashes.Increment();
     result.status = Status(StatusCode::INTERNAL, what + " crashed the compiler: " + outcome.detail +
                                                      "; the worker was replaced and nothing was cached");
@@ -467,7 +469,6 @@ CompileReply CompileService::runWorker(Flight &flight) {
     return result;
   }
 
-  const auto &w = outcome.response;
   int64_t ms = w.compile_time_us() / 1000;
   averageCompileMs_ = (averageCompileMs_.load() * 7 + ms) / 8;
   msl::v1::CompileResponse &r = result.response;

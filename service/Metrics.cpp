@@ -69,6 +69,10 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       rejectedFamily_(counterFamily(r, "msld_requests_rejected_total",
                                     "Requests refused before compiling, by reason (queue_full, "
                                     "too_large, invalid_argument).")),
+      executionsFamily_(counterFamily(r, "msld_executions_total",
+                                      "Execute RPCs finished, by device and status code.")),
+      executeBytesFamily_(counterFamily(r, "msld_execute_bytes_total",
+                                        "Buffer bytes moved to (in) and from (out) kernels.")),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",
@@ -96,7 +100,23 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
                                 "passed.")),
       rejectedQueueFull(rejectedFamily_.Add({{"reason", "queue_full"}})),
       rejectedTooLarge(rejectedFamily_.Add({{"reason", "too_large"}})),
-      rejectedInvalid(rejectedFamily_.Add({{"reason", "invalid_argument"}})) {
+      rejectedInvalid(rejectedFamily_.Add({{"reason", "invalid_argument"}})),
+      kernelTimeCpu(prometheus::BuildHistogram()
+                        .Name("msld_kernel_duration_seconds")
+                        .Help("Kernel time of one dispatch, by device.")
+                        .Register(r)
+                        .Add({{"device", "cpu"}},
+                             prometheus::Histogram::BucketBoundaries{1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 60})),
+      execWorkerCrashes(counter(r, "msld_exec_worker_crashes_total",
+                                "Execution workers that died mid-request (kernel faults excluded).")),
+      execWorkerTimeouts(counter(r, "msld_exec_worker_timeouts_total",
+                                 "Executions killed for passing their time limit.")),
+      kernelFaults(counter(r, "msld_kernel_faults_total",
+                           "Kernels that faulted (out-of-bounds access, trap); their worker was replaced.")),
+      executeBytesIn(executeBytesFamily_.Add({{"direction", "in"}})),
+      executeBytesOut(executeBytesFamily_.Add({{"direction", "out"}})) {
+  for (int c = 0; c < kStatusCodes; ++c)
+    cpuExecutions_[c] = &executionsFamily_.Add({{"device", "cpu"}, {"code", kCodeNames[c]}});
   for (size_t m = 0; m < kMethods.size(); ++m)
     for (int c = 0; c < kStatusCodes; ++c)
       requestSeries_[m][c] = &requestsFamily_.Add({{"method", kMethods[m]}, {"code", kCodeNames[c]}});
@@ -111,6 +131,14 @@ void ServiceMetrics::countRequest(const char *method, int grpcStatusCode) {
     }
   // Not one of kMethods: Family::Add returns the existing series (under its lock).
   requestsFamily_.Add({{"method", method}, {"code", kCodeNames[code]}}).Increment();
+}
+
+void ServiceMetrics::countExecution(const std::string &device, int grpcStatusCode) {
+  int code = codeIndex(grpcStatusCode);
+  if (device == "cpu")
+    cpuExecutions_[code]->Increment();
+  else
+    executionsFamily_.Add({{"device", device}, {"code", kCodeNames[code]}}).Increment();
 }
 
 MetricsServer::MetricsServer(std::shared_ptr<MetricsRegistry> registry)

@@ -66,6 +66,8 @@ private:
   prometheus::Family<prometheus::Counter> &requestsFamily_;
   prometheus::Family<prometheus::Histogram> &compileLatencyFamily_;
   prometheus::Family<prometheus::Counter> &rejectedFamily_;
+  prometheus::Family<prometheus::Counter> &executionsFamily_;
+  prometheus::Family<prometheus::Counter> &executeBytesFamily_;
 
 public:
   prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
@@ -86,6 +88,14 @@ public:
   prometheus::Counter &rejectedQueueFull;       // msld_requests_rejected_total{reason="queue_full"}
   prometheus::Counter &rejectedTooLarge;        // msld_requests_rejected_total{reason="too_large"}
   prometheus::Counter &rejectedInvalid;         // msld_requests_rejected_total{reason="invalid_argument"}
+  prometheus::Histogram &kernelTimeCpu;         // msld_kernel_duration_seconds{device="cpu"}, per dispatch
+  prometheus::Counter &execWorkerCrashes;       // msld_exec_worker_crashes_total
+  prometheus::Counter &execWorkerTimeouts;      // msld_exec_worker_timeouts_total
+  prometheus::Counter &kernelFaults;            // msld_kernel_faults_total
+  prometheus::Counter &executeBytesIn;          // msld_execute_bytes_total{direction="in"}
+  prometheus::Counter &executeBytesOut;         // msld_execute_bytes_total{direction="out"}
+  /// msld_executions_total{device,code}: one Execute finished on `device`.
+  void countExecution(const std::string &device, int grpcStatusCode);
 
   /// The RPC names whose msld_requests_total series exist from start-up
   /// (add a new RPC here to keep its counting lock-free).
@@ -95,6 +105,7 @@ public:
 
 private:
   std::array<std::array<prometheus::Counter *, kStatusCodes>, kMethods.size()> requestSeries_{};
+  std::array<prometheus::Counter *, kStatusCodes> cpuExecutions_{};
 };
 
 /// Serves a MetricsRegistry at http://HOST:PORT/metrics with prometheus-cpp's

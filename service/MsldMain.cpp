@@ -53,6 +53,16 @@ int main(int argc, char **argv) {
   int64_t grpcMemoryMb = options.grpcMemoryBytes >> 20;
   app.add_option("--grpc-memory-mb", grpcMemoryMb, "memory gRPC may hold for requests in flight")
       ->capture_default_str()->check(CLI::Range(int64_t(16), int64_t(1) << 20));
+  auto &exec = options.execWorkers;
+  uint64_t execMemoryMb = exec.memoryLimitBytes >> 20;
+  app.add_option("--exec-workers", exec.workers, "execution worker processes (the cpu device); 0: none")
+      ->capture_default_str()->check(CLI::Range(0, 64));
+  app.add_option("--exec-memory-mb", execMemoryMb, "memory an execution worker may write; 0: no limit")
+      ->capture_default_str();
+  app.add_option("--exec-worker-path", exec.workerPath, "msld-exec-worker binary (default: beside msld)");
+  app.add_option("--exec-timeout-ms", options.execute.defaultTimeoutMs,
+                 "time limit of an Execute that gives none")
+      ->capture_default_str()->check(CLI::Range(1u, 300000u));
   app.add_option("--drain-timeout-s", drainS, "on SIGTERM, how long in-flight requests may finish")
       ->capture_default_str();
   app.add_option("--ready-file", readyFile,
@@ -63,6 +73,7 @@ int main(int argc, char **argv) {
   workers.memoryLimitBytes = memoryMb << 20;
   options.drainTimeout = std::chrono::seconds(drainS);
   options.grpcMemoryBytes = grpcMemoryMb << 20;
+  exec.memoryLimitBytes = execMemoryMb << 20;
 
   // Signals are taken by sigwait below, never delivered to worker threads.
   sigset_t stopSignals;

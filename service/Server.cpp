@@ -5,6 +5,7 @@
 #include "WorkerPool.h"
 #include "msl/v1/cas.grpc.pb.h"
 #include "msl/v1/compiler.grpc.pb.h"
+#include "msl/v1/execute.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -223,11 +224,88 @@ private:
   ServiceMetrics &metrics_;
 };
 
-std::string defaultWorkerPath() {
+// One Execute RPC, answered by the ExecuteService now or from a dispatcher.
+class ExecuteReactor final : public grpc::ServerUnaryReactor {
+public:
+  ExecuteReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, ExecuteService &logic,
+                 ServiceMetrics &metrics)
+      : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics) {}
+
+  void start(const grpc::ByteBuffer *bytes) {
+    msl::v1::ExecuteRequest request;
+    if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
+      finish(s, {});
+      return;
+    }
+    device_ = request.device().empty() ? "cpu" : request.device().substr(0, 16);
+    auto call = logic_.execute(request, clientOf(*ctx_),
+                               [this](grpc::Status s, msl::v1::ExecuteResponse r) { finish(s, r); });
+    std::lock_guard lock(mu_);
+    call_ = std::move(call);
+    if (cancelled_)
+      logic_.cancel(call_);
+  }
+  void OnCancel() override {
+    std::shared_ptr<ExecuteService::Call> call;
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+      call = call_;
+    }
+    if (call)
+      logic_.cancel(call);
+  }
+  void OnDone() override { delete this; }
+
+private:
+  void finish(const grpc::Status &status, const msl::v1::ExecuteResponse &response) {
+    if (status.ok())
+      serialize(response, *response_);
+    metrics_.countRequest("Execute", int(status.error_code()));
+    metrics_.countExecution(device_, int(status.error_code()));
+    Finish(status);
+  }
+  grpc::CallbackServerContext *ctx_;
+  grpc::ByteBuffer *response_;
+  ExecuteService &logic_;
+  ServiceMetrics &metrics_;
+  std::string device_ = "cpu";
+  std::mutex mu_;
+  std::shared_ptr<ExecuteService::Call> call_;
+  bool cancelled_ = false;
+};
+
+using ExecutorBase = msl::v1::Executor::WithRawCallbackMethod_ListDevices<
+    msl::v1::Executor::WithRawCallbackMethod_Execute<msl::v1::Executor::Service>>;
+
+class ExecutorGrpc final : public ExecutorBase {
+public:
+  ExecutorGrpc(ExecuteService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
+  grpc::ServerUnaryReactor *ListDevices(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
+                                        grpc::ByteBuffer *resp) override {
+    return unaryCall<msl::v1::ListDevicesRequest, msl::v1::ListDevicesResponse>(
+        ctx, req, resp, metrics_, "ListDevices",
+        [&](const auto &r, auto &out) { return logic_.listDevices(r, out); });
+  }
+  grpc::ServerUnaryReactor *Execute(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
+                                    grpc::ByteBuffer *response) override {
+    auto *reactor = new ExecuteReactor(ctx, response, logic_, metrics_);
+    reactor->start(request);
+    return reactor;
+  }
+
+private:
+  ExecuteService &logic_;
+  ServiceMetrics &metrics_;
+};
+
+std::filesystem::path selfDirectory() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path(".") : self.parent_path()) / "msld-compile-worker";
+  return ec ? std::filesystem::path(".") : self.parent_path();
 }
+
+std::string defaultWorkerPath(const char *name) { return selfDirectory() / name; }
 
 bool splitHostPort(const std::string &address, std::string &host, int &port) {
   auto colon = address.rfind(':');
@@ -244,6 +322,17 @@ bool splitHostPort(const std::string &address, std::string &host, int &port) {
 
 } // namespace
 
+WorkerPoolOptions defaultExecWorkers() {
+  WorkerPoolOptions o;
+  o.workers = 1;
+  o.timeout = std::chrono::milliseconds(300000); // each request passes its own, at most this
+  o.memoryLimitBytes = 8ull << 30;
+  o.limitAddressSpace = false;
+  o.maxResponseBytes = 512u << 20;
+  o.role = "execution";
+  return o;
+}
+
 struct Server::Impl {
   ServerOptions options;
   std::shared_ptr<MetricsRegistry> registry = std::make_shared<MetricsRegistry>();
@@ -253,6 +342,9 @@ struct Server::Impl {
   std::unique_ptr<CompileService> logic;
   std::unique_ptr<CompilerGrpc> compilerService;
   std::unique_ptr<CasGrpc> casService;
+  std::unique_ptr<WorkerPool> execWorkers;
+  std::unique_ptr<ExecuteService> executeLogic;
+  std::unique_ptr<ExecutorGrpc> executorService;
   std::unique_ptr<grpc::Server> grpcServer;
   std::unique_ptr<MetricsServer> metricsServer;
   int grpcPort = 0, metricsPort = 0;
@@ -279,7 +371,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
 
   WorkerPoolOptions poolOptions = options.workers;
   if (poolOptions.workerPath.empty())
-    poolOptions.workerPath = defaultWorkerPath();
+    poolOptions.workerPath = defaultWorkerPath("msld-compile-worker");
   ServiceMetrics *metrics = &impl->metrics;
   poolOptions.onIdentityMismatch = [metrics] { metrics->workerIdentityMismatches.Increment(); };
   impl->workers = WorkerPool::start(poolOptions, error);
@@ -289,6 +381,19 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   impl->logic = std::make_unique<CompileService>(*impl->store, *impl->workers, impl->metrics,
                                                  poolOptions.workers, options.service);
   impl->compilerService = std::make_unique<CompilerGrpc>(*impl->logic, impl->metrics);
+
+  if (options.execWorkers.workers > 0) {
+    WorkerPoolOptions execOptions = options.execWorkers;
+    if (execOptions.workerPath.empty())
+      execOptions.workerPath = defaultWorkerPath("msld-exec-worker");
+    execOptions.onIdentityMismatch = [metrics] { metrics->workerIdentityMismatches.Increment(); };
+    impl->execWorkers = WorkerPool::start(execOptions, error);
+    if (!impl->execWorkers)
+      return nullptr;
+  }
+  impl->executeLogic = std::make_unique<ExecuteService>(*impl->store, *impl->logic, impl->execWorkers.get(),
+                                                        impl->metrics, options.execute);
+  impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics);
 
   Impl *raw = impl.get();
@@ -308,6 +413,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   builder.SetResourceQuota(quota);
   builder.RegisterService(impl->compilerService.get());
   builder.RegisterService(impl->casService.get());
+  builder.RegisterService(impl->executorService.get());
   impl->grpcServer = builder.BuildAndStart();
   if (!impl->grpcServer || impl->grpcPort == 0) {
     error = "cannot listen on " + options.listen;
@@ -340,7 +446,10 @@ void Server::shutdown() {
     health->Shutdown(); // report NOT_SERVING while draining
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);
   impl_->grpcServer->Wait();
+  impl_->executeLogic->shutdown();
   impl_->logic->shutdown();
+  if (impl_->execWorkers)
+    impl_->execWorkers->shutdown();
   impl_->workers->shutdown();
   if (impl_->metricsServer)
     impl_->metricsServer->stop();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "CompileService.h"
+#include "ExecuteService.h"
 #include "WorkerPool.h"
 
 #include <chrono>
@@ -15,6 +16,9 @@
 #include <string>
 
 namespace msl::service {
+
+/// The execution workers' defaults (see ServerOptions::execWorkers).
+WorkerPoolOptions defaultExecWorkers();
 
 struct ServerOptions {
   /// gRPC address. Port 0 picks a free port (see Server::grpcPort).
@@ -28,6 +32,11 @@ struct ServerOptions {
   WorkerPoolOptions workers;
   /// Request bounds, the queue, inline and batch sizes (CompileServiceOptions).
   CompileServiceOptions service;
+  /// The execution workers (msld-exec-worker): the CPU device. workers = 0
+  /// runs none (no device). Defaults: 1 worker (it uses every core), 8 GiB
+  /// of written memory (RLIMIT_DATA: guard regions reserve address space).
+  WorkerPoolOptions execWorkers = defaultExecWorkers();
+  ExecuteServiceOptions execute;
   /// How long SIGTERM waits for in-flight requests before cancelling them.
   std::chrono::seconds drainTimeout{30};
   /// Largest gRPC message accepted. 80 MiB (a compile's inputs, 64 MiB, and

@@ -196,7 +196,7 @@ bool WorkerPool::spawn(Worker &w, std::string &error) {
                           : killAndReap(w);
     if (io == Io::TimedOut)
       killAndReap(w);
-    error = "compile worker " + options_.workerPath + " did not start: " + how;
+    error = options_.role + " worker " + options_.workerPath + " did not start: " + how;
     return false;
   }
   std::lock_guard lock(mu_);
@@ -204,7 +204,7 @@ bool WorkerPool::spawn(Worker &w, std::string &error) {
     identity_ = hello.compiler_identity();
   } else if (hello.compiler_identity() != identity_) {
     killAndReap(w);
-    error = "compile worker " + options_.workerPath + " reports compiler identity '" +
+    error = options_.role + " worker " + options_.workerPath + " reports identity '" +
             hello.compiler_identity() + "', not the pool's '" + identity_ +
             "' (was the binary replaced? restart msld to use it); refused";
     if (options_.onIdentityMismatch)
@@ -228,6 +228,7 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   }
   const char *path = options_.workerPath.c_str();
   rlimit memory{options_.memoryLimitBytes, options_.memoryLimitBytes};
+  const int memoryResource = options_.limitAddressSpace ? RLIMIT_AS : RLIMIT_DATA;
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -241,7 +242,7 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     if (::getppid() != parent) // msld died before the prctl
       ::_exit(126);
     if (memory.rlim_cur)
-      ::setrlimit(RLIMIT_AS, &memory);
+      ::setrlimit(memoryResource, &memory);
     ::execl(path, path, static_cast<char *>(nullptr));
     ::_exit(127);
   }
@@ -279,7 +280,7 @@ void WorkerPool::drainStderr(Worker &w, std::string &kept, size_t &dropped) {
 void WorkerPool::logStderr(const Worker &w, const std::string &kept, size_t dropped) {
   if (kept.empty() && dropped == 0)
     return;
-  std::string text = "msld: compile worker " + std::to_string(w.pid) + " stderr:\n" + kept;
+  std::string text = "msld: " + options_.role + " worker " + std::to_string(w.pid) + " stderr:\n" + kept;
   if (!text.empty() && text.back() != '\n')
     text += '\n';
   if (dropped)
@@ -295,6 +296,14 @@ std::string describeStatus(int status) {
   if (WIFEXITED(status))
     return "exited with status " + std::to_string(WEXITSTATUS(status));
   return "ended";
+}
+
+std::string lastLine(const std::string &text) {
+  size_t end = text.find_last_not_of("\n");
+  if (end == std::string::npos)
+    return "";
+  size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
 void closeAll(int &a, int &b, int &c) {
@@ -321,7 +330,7 @@ std::string WorkerPool::killAndReap(Worker &w) {
   return what;
 }
 
-std::string WorkerPool::reap(Worker &w, bool *outOfMemory) {
+std::string WorkerPool::reap(Worker &w, int *exitStatus) {
   // It closed its stdout: it is exiting. Give it a moment, then kill.
   auto deadline = Clock::now() + std::chrono::milliseconds(1000);
   int status = 0;
@@ -331,23 +340,24 @@ std::string WorkerPool::reap(Worker &w, bool *outOfMemory) {
   if (r != w.pid)
     return killAndReap(w);
   ::kill(-w.pid, SIGKILL); // anything it left behind
-  if (outOfMemory)
-    *outOfMemory = WIFEXITED(status) && WEXITSTATUS(status) == kWorkerOutOfMemoryExitCode;
+  if (exitStatus)
+    *exitStatus = status;
   closeAll(w.toWorker, w.fromWorker, w.errWorker);
   w = Worker{};
   return describeStatus(status);
 }
 
-WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request,
-                                    const CancelFlag *cancel) {
+WorkerPool::Outcome WorkerPool::run(const google::protobuf::MessageLite &request,
+                                    google::protobuf::MessageLite &response, const CancelFlag *cancel,
+                                    std::chrono::milliseconds timeout) {
   Worker w;
   {
     std::unique_lock lock(mu_);
     idleChanged_.wait(lock, [&] { return stopping_ || !idle_.empty() || alive_ == 0; });
     if (stopping_)
-      return {Outcome::Kind::Unavailable, {}, "the daemon is shutting down"};
+      return {Outcome::Kind::Unavailable, "the daemon is shutting down"};
     if (idle_.empty())
-      return {Outcome::Kind::Unavailable, {}, "no compile worker could be started (see msld's log)"};
+      return {Outcome::Kind::Unavailable, "no " + options_.role + " worker could be started (see msld's log)"};
     w = idle_.back();
     idle_.pop_back();
     ++busy_;
@@ -355,7 +365,9 @@ WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request,
   Outcome outcome;
   std::string kept;
   size_t dropped = 0;
-  const auto deadline = Clock::now() + options_.timeout;
+  if (timeout.count() <= 0)
+    timeout = options_.timeout;
+  const auto deadline = Clock::now() + timeout;
   auto wait = [&](int fd, short events) {
     return waitFor(fd, events, w.errWorker, deadline, cancel, [&] { drainStderr(w, kept, dropped); });
   };
@@ -373,13 +385,12 @@ WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request,
     if (io == Io::TooLarge)
       outcome.detail = "the compiler's output (" + std::to_string(size) + " bytes) is larger than the " +
                        std::to_string(options_.maxResponseBytes) + "-byte limit";
-    else if (io == Io::Done && !outcome.response.ParseFromString(body))
+    else if (io == Io::Done && !response.ParseFromString(body))
       io = Io::Failed;
   }
   drainStderr(w, kept, dropped);
   logStderr(w, kept, dropped);
 
-  bool oom = false;
   switch (io) {
   case Io::Done:
     outcome.kind = Outcome::Kind::Ok;
@@ -387,26 +398,33 @@ WorkerPool::Outcome WorkerPool::run(const msl::internal::WorkerRequest &request,
   case Io::TimedOut:
     killAndReap(w);
     outcome.kind = Outcome::Kind::TimedOut;
-    outcome.detail = "the compile ran past its " + std::to_string(options_.timeout.count()) +
-                     " ms limit and was stopped";
+    outcome.detail = "it ran past its " + std::to_string(timeout.count()) + " ms limit and was stopped";
     break;
   case Io::Cancelled:
     killAndReap(w);
     outcome.kind = Outcome::Kind::Cancelled;
-    outcome.detail = "the compile was stopped: its client cancelled or its deadline passed";
+    outcome.detail = "it was stopped: its client cancelled or its deadline passed";
     break;
   case Io::TooLarge:
     killAndReap(w);
     outcome.kind = Outcome::Kind::TooLarge;
     break;
   case Io::Eof:
-  case Io::Failed:
-    outcome.detail = "the compile worker " + reap(w, &oom);
-    outcome.kind = oom ? Outcome::Kind::OutOfMemory : Outcome::Kind::Crashed;
-    if (oom)
-      outcome.detail = "the compile needed more memory than the worker's limit of " +
+  case Io::Failed: {
+    int status = 0;
+    outcome.detail = "the " + options_.role + " worker " + reap(w, &status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerOutOfMemoryExitCode) {
+      outcome.kind = Outcome::Kind::OutOfMemory;
+      outcome.detail = "it needed more memory than the worker's limit of " +
                        std::to_string(options_.memoryLimitBytes >> 20) + " MiB";
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerKernelFaultExitCode) {
+      outcome.kind = Outcome::Kind::Faulted;
+      outcome.detail = lastLine(kept); // the worker's own account of the fault
+    } else {
+      outcome.kind = Outcome::Kind::Crashed;
+    }
     break;
+  }
   }
 
   // A worker that failed is replaced (by the spawner thread) before it is

@@ -15,6 +15,8 @@
 
 #include "msl/internal/worker.pb.h"
 
+#include <google/protobuf/message_lite.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -33,8 +35,14 @@ struct WorkerPoolOptions {
   int workers = 2;
   /// Wall-clock limit of one compile; the worker is killed past it. 60 s.
   std::chrono::milliseconds timeout{60000};
-  /// Address-space limit of a worker (RLIMIT_AS). 4 GiB; 0 = none.
+  /// Memory limit of a worker. 4 GiB; 0 = none.
   uint64_t memoryLimitBytes = 4ull << 30;
+  /// RLIMIT_AS (all address space: compile workers) or RLIMIT_DATA (written
+  /// memory only: execution workers, whose guard regions reserve far more
+  /// address space than they use).
+  bool limitAddressSpace = true;
+  /// What the workers are, in messages ("compile", "execution").
+  std::string role = "compile";
   /// How long a new worker may take to say hello before it is killed. 30 s.
   std::chrono::milliseconds startTimeout{30000};
   /// At shutdown, how long a worker may take to exit after its stdin
@@ -58,10 +66,9 @@ using CancelFlag = std::atomic<bool>;
 class WorkerPool {
 public:
   struct Outcome {
-    enum class Kind { Ok, Crashed, OutOfMemory, TimedOut, Cancelled, TooLarge, Unavailable };
+    enum class Kind { Ok, Crashed, OutOfMemory, Faulted, TimedOut, Cancelled, TooLarge, Unavailable };
     Kind kind = Kind::Unavailable;
-    msl::internal::WorkerResponse response; // when Ok
-    std::string detail;                     // otherwise: what happened
+    std::string detail; // unless Ok: what happened
   };
 
   /// Starts the workers and reads each one's hello. Returns null and sets
@@ -69,9 +76,13 @@ public:
   static std::unique_ptr<WorkerPool> start(const WorkerPoolOptions &options, std::string &error);
   ~WorkerPool();
 
-  /// Runs one compile on an idle worker (waiting for one if all are busy).
-  /// `cancel`, polled while the worker runs, kills the compile when set.
-  Outcome run(const msl::internal::WorkerRequest &request, const CancelFlag *cancel = nullptr);
+  /// Runs one request on an idle worker (waiting for one if all are busy),
+  /// filling `response` when the outcome is Ok. `cancel`, polled while the
+  /// worker runs, kills it when set; `timeout` (when non-zero) replaces
+  /// options().timeout for this request.
+  Outcome run(const google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
+              const CancelFlag *cancel = nullptr, std::chrono::milliseconds timeout = {});
+  const WorkerPoolOptions &options() const { return options_; }
 
   /// The identity the workers reported (part of every action key). Every
   /// worker of the pool has it; a replacement reporting another is refused.
@@ -96,7 +107,7 @@ private:
   std::string killAndReap(Worker &w);
   /// Reaps a worker that closed its pipe (it is dead or dying), killing it
   /// if it has not exited at once; says how it ended.
-  std::string reap(Worker &w, bool *outOfMemory = nullptr);
+  std::string reap(Worker &w, int *exitStatus = nullptr);
   /// Reads what is available on the worker's stderr into `kept`.
   void drainStderr(Worker &w, std::string &kept, size_t &dropped);
   void logStderr(const Worker &w, const std::string &kept, size_t dropped);

@@ -21,6 +21,9 @@ constexpr uint32_t kMaxWorkerMessageBytes = 512u << 20;
 
 /// Exit status with which a worker says it ran out of memory (its limit).
 constexpr int kWorkerOutOfMemoryExitCode = 86;
+/// Exit status with which an execution worker says its kernel faulted (an
+/// out-of-bounds access, a trap); its last stderr line says how.
+constexpr int kWorkerKernelFaultExitCode = 87;
 
 /// False on EOF or error.
 bool writeMessage(int fd, const google::protobuf::MessageLite &message);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "msl/client/MslcDriver.h"
+#include "msl/client/MslcRun.h"
 
 namespace fs = std::filesystem;
 using msl::client::Client;
@@ -114,6 +115,7 @@ class FakeCompiler final : public msl::v1::Compiler::Service {
       auto* a = resp->add_artifacts();
       a->set_kind(static_cast<msl::v1::ArtifactKind>(kind));
       std::string bytes = kind == msl::v1::PTX ? std::string(200000, 'p') : "small:" + main;
+      if (kind == msl::v1::REFLECTION && !reflection_json.empty()) bytes = reflection_json;
       *a->mutable_digest() = digestOf(bytes);
       if (bytes.size() > 1000) {
         cas_->blobs[key(a->digest())] = bytes;
@@ -125,6 +127,61 @@ class FakeCompiler final : public msl::v1::Compiler::Service {
   }
   msl::v1::CompileRequest last;
   bool evict_before_compile = false;
+  std::string reflection_json;  // the REFLECTION artifact when set
+
+ private:
+  FakeCas* cas_;
+};
+
+// Runs no kernel: every buffer bound at an even [[buffer(n)]] comes back with
+// each byte plus one (by digest when over 1000 bytes); kernel "fail" is
+// INVALID_ARGUMENT. One dispatch time per repeat.
+class FakeExecutor final : public msl::v1::Executor::Service {
+ public:
+  explicit FakeExecutor(FakeCas* cas) : cas_(cas) {}
+  grpc::Status ListDevices(grpc::ServerContext*, const msl::v1::ListDevicesRequest*,
+                           msl::v1::ListDevicesResponse* resp) override {
+    auto* d = resp->add_devices();
+    d->set_name("cpu");
+    d->set_kind(msl::v1::Device::CPU);
+    d->set_max_threads_per_threadgroup(1024);
+    return grpc::Status::OK;
+  }
+  grpc::Status Execute(grpc::ServerContext*, const msl::v1::ExecuteRequest* req,
+                       msl::v1::ExecuteResponse* resp) override {
+    std::lock_guard lock(cas_->mu);
+    last = *req;
+    if (req->kernel() == "fail")
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown kernel 'fail'");
+    for (const auto& b : req->buffer_bindings()) {
+      if (b.index() % 2) continue;
+      const auto& in = req->buffers(static_cast<int>(b.buffer()));
+      std::string bytes;
+      if (in.has_digest()) {
+        auto it = cas_->blobs.find(key(in.digest()));
+        if (it == cas_->blobs.end()) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "no blob");
+        bytes = it->second;
+      } else if (in.contents_case() == msl::v1::BufferContents::kZeros) {
+        bytes.assign(in.zeros(), '\0');
+      } else {
+        bytes = in.inline_();
+      }
+      for (auto& c : bytes) c = static_cast<char>(c + 1);
+      auto* out = resp->add_buffers();
+      out->set_buffer(b.buffer());
+      if (bytes.size() > 1000) {
+        *out->mutable_digest() = digestOf(bytes);
+        cas_->blobs[key(out->digest())] = bytes;
+      } else {
+        out->set_inline_data(bytes);
+      }
+    }
+    for (std::uint32_t i = 0; i < std::max(1u, req->repeat()); ++i) resp->add_dispatch_time_ns(1000 * (i + 1));
+    resp->set_device(req->device());
+    resp->set_compile_cache_hit(true);
+    return grpc::Status::OK;
+  }
+  msl::v1::ExecuteRequest last;
 
  private:
   FakeCas* cas_;
@@ -132,12 +189,13 @@ class FakeCompiler final : public msl::v1::Compiler::Service {
 
 class FakeServer {
  public:
-  explicit FakeServer(bool health) : compiler_(&cas_) {
+  explicit FakeServer(bool health) : compiler_(&cas_), executor_(&cas_) {
     grpc::EnableDefaultHealthCheckService(health);
     grpc::ServerBuilder b;
     b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     b.RegisterService(&cas_);
     b.RegisterService(&compiler_);
+    b.RegisterService(&executor_);
     b.SetMaxReceiveMessageSize(64 << 20);
     server_ = b.BuildAndStart();
     grpc::EnableDefaultHealthCheckService(false);
@@ -146,6 +204,7 @@ class FakeServer {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   FakeCas cas_;
   FakeCompiler compiler_;
+  FakeExecutor executor_;
 
  private:
   int port_ = 0;
@@ -313,4 +372,101 @@ TEST_F(MslcRun, ReportsFailures) {
   EXPECT_EQ(run({"--bogus"}), 1);
   EXPECT_EQ(run({"--help"}), 0);
   EXPECT_NE(out_.str().find("usage: mslc"), std::string::npos);
+}
+
+TEST(Client, ExecuteFetchesBuffersReturnedByDigest) {
+  FakeServer server(false);
+  Client c(server.address());
+  auto devices = c.listDevices();
+  ASSERT_TRUE(devices.ok()) << msl::client::describeStatus(devices.status());
+  ASSERT_EQ(devices->devices_size(), 1);
+  EXPECT_EQ(devices->devices(0).name(), "cpu");
+
+  msl::v1::ExecuteRequest req;
+  req.set_kernel("k");
+  req.add_buffers()->set_inline_("abc");
+  req.add_buffers()->set_zeros(5000);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    auto* b = req.add_buffer_bindings();
+    b->set_index(2 * i);
+    b->set_buffer(i);
+  }
+  auto r = c.execute(req);
+  ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+  ASSERT_EQ(r->buffers_size(), 2);
+  EXPECT_EQ(r->buffers(0).inline_data(), "bcd");
+  EXPECT_EQ(r->buffers(1).inline_data(), std::string(5000, '\x01'));  // came by digest
+  req.set_kernel("fail");
+  auto bad = c.execute(req);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+class MslcRunKernel : public MslcRun {
+ protected:
+  int runKernel(const std::vector<std::string>& args) {
+    out_.str("");
+    err_.str("");
+    return msl::client::mslc::runKernel(args, server_.address().c_str(), out_, err_);
+  }
+};
+
+TEST_F(MslcRunKernel, CompilesExecutesAndPrints) {
+  server_.compiler_.reflection_json = R"({"functions":[{"name":"k","symbol":"k","stage":"kernel","arguments":[
+    {"name":"a","kind":"buffer","type":"float","index":0,"type_size":4},
+    {"name":"n","kind":"buffer","type":"uint","index":1,"type_size":4},
+    {"name":"big","kind":"buffer","type":"uchar","index":2,"type_size":1},
+    {"name":"p","kind":"buffer","type":"P","index":4,"type_size":4}]}]})";
+  std::ofstream("big.bin", std::ios::binary) << std::string(2000000, 'a');
+  ASSERT_EQ(runKernel({"k.metal", "-I", "inc", "-DX", "--constant", "c=1", "--kernel", "k", "--grid", "8",
+                       "--threadgroup", "4", "--buffer", "0=zeros:8", "--buffer", "1=uint:5", "--buffer",
+                       "2=@big.bin", "--buffer", "4=uchar:1,2,3,4,5,6,7,8", "--out", "2=big.out",
+                       "--print", "0:uchar", "--print", "1", "--print", "4", "--print", "0", "--repeat", "2",
+                       "--stats"}),
+            0)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "1,1,1,1,1,1,1,1\n5\n02030405,06070809\n2.3694278e-38,2.3694278e-38\n");
+  std::ifstream in("big.out", std::ios::binary);
+  std::string big((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(big, std::string(2000000, 'b'));
+  // The compile and the Execute's compile: the same request, for the cpu.
+  const auto& compiled = server_.compiler_.last;
+  const auto& ran = server_.executor_.last;
+  EXPECT_EQ(ran.compile().SerializeAsString(), compiled.SerializeAsString());
+  EXPECT_EQ(compiled.target().arch(), msl::v1::Target::X86_64);
+  ASSERT_EQ(compiled.outputs_size(), 2);
+  EXPECT_EQ(compiled.outputs(0), msl::v1::LLVM_BITCODE);
+  EXPECT_EQ(compiled.outputs(1), msl::v1::REFLECTION);
+  EXPECT_EQ(compiled.function_constants().at("c"), "1");
+  EXPECT_EQ(compiled.files_size(), 2);
+  EXPECT_EQ(ran.kernel(), "k");
+  EXPECT_EQ(ran.device(), "cpu");
+  EXPECT_EQ(ran.repeat(), 2u);
+  EXPECT_TRUE(ran.buffers(2).has_digest());  // 2 MB went through the store
+  EXPECT_NE(err_.str().find("mslc: stats: cache_hit=false"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("mslc: stats: dispatch 1: kernel_time=0.001 ms"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("mslc: stats: dispatch 2: kernel_time=0.002 ms"), std::string::npos) << err_.str();
+}
+
+TEST_F(MslcRunKernel, ReportsFailures) {
+  const std::vector<std::string> common = {"--grid", "1", "--threadgroup", "1", "--buffer", "0=zeros:4"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), common.begin(), common.end());
+    return args;
+  };
+  EXPECT_EQ(runKernel(with({"k.metal", "--kernel", "fail"})), 1);
+  EXPECT_EQ(err_.str(), "mslc: error: INVALID_ARGUMENT: unknown kernel 'fail'\n");
+  EXPECT_EQ(runKernel(with({"bad.metal", "--kernel", "k"})), 1);
+  EXPECT_EQ(err_.str(), "bad.metal:1:2: error: boom\n1 error generated.\n");
+  EXPECT_EQ(runKernel(with({"nope.metal", "--kernel", "k"})), 1);
+  EXPECT_NE(err_.str().find("cannot read 'nope.metal'"), std::string::npos);
+  EXPECT_EQ(runKernel(with({"k.metal", "--kernel", "k", "--buffer", "1=@missing.bin"})), 1);
+  EXPECT_NE(err_.str().find("mslc: error: cannot read 'missing.bin'"), std::string::npos) << err_.str();
+  EXPECT_EQ(runKernel(with({"k.metal", "--kernel", "k", "--server", "127.0.0.1:1"})), 1);
+  EXPECT_NE(err_.str().find("127.0.0.1:1: UNAVAILABLE"), std::string::npos) << err_.str();
+  EXPECT_EQ(runKernel({"k.metal", "--kernel", "k", "--buffer", "0=float:x"}), 1);
+  EXPECT_NE(err_.str().find("mslc: error: --buffer 0=float:x: bad float value 'x'"), std::string::npos)
+      << err_.str();
+  EXPECT_EQ(runKernel({"--help"}), 0);
+  EXPECT_NE(out_.str().find("usage: mslc run"), std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Client library for msld, the Metal Shading Language compile daemon.
 //
-// Speaks the msl.v1.ContentAddressableStorage and msl.v1.Compiler services
+// Speaks the msl.v1.ContentAddressableStorage, msl.v1.Compiler and
+// msl.v1.Executor services
 // (proto/msl/v1/*.proto) plus the standard grpc.health.v1.Health service.
 // Every method is synchronous and thread-safe (one Client may be shared by
 // several threads).
@@ -21,6 +22,7 @@
 #include "msl/v1/cas.grpc.pb.h"
 #include "msl/v1/compiler.grpc.pb.h"
 #include "msl/v1/digest.pb.h"
+#include "msl/v1/execute.grpc.pb.h"
 
 namespace msl::client {
 
@@ -151,8 +153,34 @@ class Client {
       const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
       const std::map<std::string, std::string>& function_constants = {}) const;
 
+  // The CompileRequest compileFiles sends (files inline or by digest, as
+  // described there), with every file sent by digest already in the store
+  // (uploaded where FindMissingBlobs reports it missing). For requests that
+  // embed a compile, such as ExecuteRequest.compile.
+  Result<msl::v1::CompileRequest> prepareCompileRequest(
+      const std::string& main_path, const std::string& main_bytes,
+      const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
+      const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+      const std::map<std::string, std::string>& function_constants = {}) const;
+
+  // Executor.ListDevices: the devices the server runs kernels on.
+  Result<msl::v1::ListDevicesResponse> listDevices() const;
+
+  // One Executor.Execute RPC (with the client's deadline; give the request
+  // a timeout_ms below it). On success every BufferResult has its bytes in
+  // inline_data: those the server returned by digest are read from the
+  // store (readBlobs).
+  Result<msl::v1::ExecuteResponse> execute(const msl::v1::ExecuteRequest& request) const;
+
  private:
   void prepare(grpc::ClientContext& context) const;
+  // prepareCompileRequest; `by_digest` gets the contents sent by digest.
+  Result<msl::v1::CompileRequest> buildCompileRequest(
+      const std::string& main_path, const std::string& main_bytes,
+      const std::map<std::string, std::string>& files, const std::vector<std::string>& options,
+      const msl::v1::Target& target, const std::vector<msl::v1::ArtifactKind>& outputs,
+      const std::map<std::string, std::string>& function_constants,
+      std::vector<std::string>* by_digest) const;
   // Request payload budget for one batch (below max_message_bytes).
   std::size_t batchBudget() const;
 
@@ -160,6 +188,7 @@ class Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<msl::v1::ContentAddressableStorage::Stub> cas_;
   std::unique_ptr<msl::v1::Compiler::Stub> compiler_;
+  std::unique_ptr<msl::v1::Executor::Stub> executor_;
 };
 
 }  // namespace msl::client

@@ -34,23 +34,58 @@ bool parseTarget(std::string_view spec, msl::v1::Target* out, std::string* error
 std::optional<std::string> relativeToRoot(const std::filesystem::path& path,
                                           const std::filesystem::path& root);
 
-struct Invocation {
-  bool help = false;
+// What `mslc -c` and `mslc run` share: the server, the Metal options and
+// function constants of the compile, --stats.
+struct SourceOptions {
   std::string server;  // --server, else $MSLD_ADDRESS, else kDefaultAddress
-  std::string input;   // -c FILE, as given
-  std::string output;  // -o OUT ("-" = stdout)
   // Metal options for CompileRequest.options, normalized to the separate
   // form: {"-D", "N=4", "-I", "inc", "-std=ios-metal2.0", "-Werror"}.
   std::vector<std::string> options;
   // The -I directories, relative to the cwd and normalized, in order.
   std::vector<std::string> include_dirs;
-  msl::v1::Target target;  // default x86_64
-  msl::v1::ArtifactKind emit = msl::v1::LLVM_BITCODE;
   bool stats = false;
   // --constant KEY=VALUE: function constant values by index or name.
   std::map<std::string, std::string> function_constants;
   std::vector<std::string> warnings;  // e.g. -I dirs dropped
 };
+
+struct Invocation : SourceOptions {
+  bool help = false;
+  std::string input;   // -c FILE, as given
+  std::string output;  // -o OUT ("-" = stdout)
+  msl::v1::Target target;  // default x86_64
+  msl::v1::ArtifactKind emit = msl::v1::LLVM_BITCODE;
+};
+
+// Walks a command line one argument at a time.
+class ArgReader {
+ public:
+  explicit ArgReader(const std::vector<std::string>& args) : args_(args) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& arg() const { return args_[i_]; }
+  void next() { ++i_; }
+  // The argument is `flag`, or "--flag=..." for a long flag.
+  bool is(std::string_view flag) const;
+  // The current flag's value: the next argument ("-X v", "--name v"), or,
+  // with allowAttached, what follows the flag ("-Xv", "--name=v"). False
+  // with *error set when the value is missing.
+  bool value(std::string_view flag, bool allowAttached, std::string* v, std::string* error);
+
+ private:
+  const std::vector<std::string>& args_;
+  std::size_t i_ = 0;
+};
+
+enum class OptionParse { kNotMine, kTaken, kFailed };
+
+// Parses the current argument when it is one of the SourceOptions (--server,
+// --stats, --constant, -D, -I, -std=, -ffast-math, -fno-fast-math, -W...);
+// -I directories are made relative to `cwd`. kNotMine leaves it alone.
+OptionParse parseSourceOption(ArgReader& args, const std::filesystem::path& cwd,
+                              SourceOptions* out, std::string* error);
+
+// SourceOptions with the server from `env_address` (or the default).
+SourceOptions defaultSourceOptions(const char* env_address);
 
 // Parses the arguments (without argv[0]). `env_address` is $MSLD_ADDRESS or
 // null; `cwd` (absolute) anchors -I directories. Returns false with *error
@@ -93,12 +128,30 @@ CollectedSources collectIncludes(const std::filesystem::path& root, const std::s
                                  std::string_view main_source,
                                  const std::vector<std::string>& include_dirs);
 
+// The main source and the headers it includes, ready for a CompileRequest.
+struct LoadedSources {
+  std::string main_path;  // relative to the cwd, normalized
+  std::string main_source;
+  std::map<std::string, std::string> files;  // the headers (collectIncludes)
+};
+
+// Reads `input` (a file under `cwd`, not a symlink out of it) and collects
+// its headers. Warnings and errors go to `err` as "mslc: warning: ..." /
+// "mslc: error: ..."; false on error.
+bool loadSources(const std::string& input, const std::vector<std::string>& include_dirs,
+                 const std::filesystem::path& cwd, LoadedSources* out, std::ostream& err);
+
+// The whole file; false when it cannot be read.
+bool readFile(const std::filesystem::path& path, std::string* out);
+
 // "error", "warning", "note", "remark", "fatal error".
 std::string_view severityName(msl::v1::Diagnostic::Severity severity);
 // Clang style: "file:line:col: error: message\n", followed by its notes.
 std::string formatDiagnostic(const msl::v1::Diagnostic& diagnostic);
 // "1 warning and 2 errors generated.\n", or "" when there are none.
 std::string formatSummary(const msl::v1::CompileResponse& response);
+// Every diagnostic (formatDiagnostic) followed by the summary.
+std::string formatDiagnostics(const msl::v1::CompileResponse& response);
 
 // The whole command: parse, collect sources, compile, print diagnostics,
 // write the artifact. Returns the exit status (0 ok, 1 failure).

@@ -26,5 +26,7 @@ kernel void k(device float2 *out [[buffer(0)]], uint i [[thread_index_in_threadg
   out[i] = shared.v + local_pair.v;
 }
 // The threadgroup assignment doubles (3, 4), the thread one copies (5, 6):
-// (6, 8) + (5, 6), which the optimizer folds.
-// CHECK-IR: store <2 x float> <float 1.100000e+01, float 1.400000e+01>
+// (6, 8) + (5, 6). The threadgroup variable is not folded through the
+// barrier (other threads read it there; see MslAction::EndSourceFileAction).
+// CHECK-IR: store <2 x float> <float 6.000000e+00, float 8.000000e+00>
+// CHECK-IR: <float 5.000000e+00, float 6.000000e+00>

@@ -1,0 +1,113 @@
+//===- ExecWorkerMain.cpp - msld-exec-worker -------------------------------===//
+//
+// An execution worker: started by msld with pipes on stdin/stdout, it says
+// hello (its identity), then answers ExecWorkerRequests one at a time until
+// stdin closes, running each kernel on the CPU device (CpuDevice.h). A bad
+// request gets an error and the worker lives on; a kernel that faults ends
+// the worker with kWorkerKernelFaultExitCode after one line on stderr saying
+// how, and msld replaces it.
+//
+// `msld-exec-worker --run FILE.bc SYMBOL GROUPS THREADS [BUFFER_BYTES...]`
+// runs a kernel from the host for debugging: GROUPS and THREADS as X[,Y[,Z]],
+// each BUFFER_BYTES a zeroed buffer bound to the next argument slot; prints
+// the kernel time.
+//
+//===----------------------------------------------------------------------===//
+#include "BinaryIdentity.h"
+#include "CpuDevice.h"
+#include "WorkerProtocol.h"
+#include "msl/internal/worker.pb.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/Support/ErrorHandling.h>
+
+#include <fstream>
+#include <iostream>
+#include <new>
+#include <sstream>
+#include <unistd.h>
+
+using msl::internal::ExecWorkerRequest;
+using msl::internal::ExecWorkerResponse;
+
+namespace {
+
+[[noreturn]] void outOfMemory() {
+  static const char message[] = "msld-exec-worker: out of memory\n";
+  (void)!::write(2, message, sizeof message - 1);
+  ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
+}
+
+template <typename Field> void parseDims(const std::string &s, Field *out) {
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    out->Add(uint32_t(std::stoul(part)));
+}
+
+int runOneFile(int argc, char **argv) {
+  if (argc < 6) {
+    std::cerr << "usage: msld-exec-worker --run FILE.bc SYMBOL GROUPS THREADS [BUFFER_BYTES...]\n";
+    return 2;
+  }
+  std::ifstream in(argv[2], std::ios::binary);
+  if (!in) {
+    std::cerr << "cannot read " << argv[2] << "\n";
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ExecWorkerRequest req;
+  req.set_module(ss.str());
+  req.set_symbol(argv[3]);
+  parseDims(argv[4], req.mutable_threadgroups());
+  parseDims(argv[5], req.mutable_threads_per_threadgroup());
+  for (int i = 6; i < argc; ++i) {
+    auto *b = req.add_buffers();
+    b->set_length(std::stoull(argv[i]));
+    auto *s = req.add_slots();
+    s->set_kind(msl::internal::ExecSlot::BUFFER);
+    s->set_buffer(uint32_t(i - 6));
+  }
+  msl::executor::CpuDevice device;
+  ExecWorkerResponse resp = device.execute(req);
+  if (!resp.error().empty()) {
+    std::cerr << resp.error() << "\n";
+    return 1;
+  }
+  for (int64_t t : resp.dispatch_time_ns())
+    std::cout << "kernel time: " << t / 1000.0 << " us\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  msl::executor::installFaultHandlers("msld-exec-worker");
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler([](void *, const char *, bool) { outOfMemory(); });
+  if (argc >= 2 && std::string(argv[1]) == "--run")
+    return runOneFile(argc, argv);
+  msl::executor::CpuDevice device;
+  msl::internal::WorkerHello hello;
+  hello.set_compiler_identity("msld-exec-worker llvm/" LLVM_VERSION_STRING " cpu/" +
+                              msl::executor::CpuDevice::hostCpu() + " threads/" +
+                              std::to_string(device.threads()) + " binary/" +
+                              msl::service::binaryIdentity());
+  if (!msl::service::writeMessage(1, hello))
+    return 1;
+  ExecWorkerRequest req;
+  while (msl::service::readMessage(0, req)) {
+    ExecWorkerResponse resp = device.execute(req);
+    req.Clear();
+    if (resp.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
+      size_t bytes = resp.ByteSizeLong();
+      resp.Clear();
+      resp.set_error("the returned buffers are " + std::to_string(bytes) + " bytes, more than a worker may send (" +
+                     std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
+    }
+    if (!msl::service::writeMessage(1, resp))
+      return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,677 @@
+// The work-group function: continuation-based synchronization (CBS,
+// Karrenberg & Hack 2012, as in AdaptiveCpp's and PoCL's SubCFGFormation).
+//
+//  1. The entry is cloned into `<entry>.msl.wg(args, launch, tgmem)` and
+//     every function that reaches a barrier is inlined into it.
+//  2. Loads of launch[0..2] (thread_position_in_threadgroup) become
+//     placeholders that each work-item loop fills in; the uniform prologue
+//     (loads of args[] slots and of launch[3..17], and what is computed from
+//     them alone) moves ahead of all loops; the kernel's `threadgroup`
+//     globals (!msl.threadgroup) become offsets into tgmem.
+//  3. Each barrier call gets a block of its own and is removed: the block
+//     only marks the cut.
+//  4. Private allocas become arrays with one slot per work-item; SSA values
+//     live across a barrier (some path from a barrier to a use avoids the
+//     definition) are stored per work-item after their definition and
+//     loaded at the uses that are not in the defining block.
+//  5. For the function entry and each barrier, the blocks reachable from it
+//     without crossing another barrier form a sub-CFG; each is cloned into
+//     a loop nest over the work-items (z, y, x; x innermost, annotated
+//     llvm.loop.parallel_accesses). Leaving the sub-CFG at a barrier or a
+//     return records which sub-CFG comes next; a sub-CFG that can leave only
+//     one way continues straight into the next one, otherwise through a
+//     dispatcher (a switch on the recorded id).
+//
+// Values not live across any barrier need no context: on every path inside
+// a sub-CFG their definition comes before their use, so the clones keep SSA.
+#include "WorkGroupFunction.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/ReplaceConstant.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+using namespace llvm;
+
+namespace msl::executor {
+namespace {
+
+constexpr const char *kBarrierHooks[] = {"__msl_threadgroup_barrier", "__msl_simdgroup_barrier"};
+constexpr const char *kLocalIdName = "__msl_wg.local_id"; // i32 (i32 dim)
+constexpr const char *kFlatIdName = "__msl_wg.flat_id";   // i32 ()
+
+Error fail(const Twine &what) { return createStringError(inconvertibleErrorCode(), what); }
+
+bool isBarrierHook(const Function *f) {
+  if (!f)
+    return false;
+  for (const char *h : kBarrierHooks)
+    if (f->getName() == h)
+      return true;
+  return false;
+}
+
+bool isBarrier(const Instruction &i) {
+  auto *call = dyn_cast<CallInst>(&i);
+  return call && isBarrierHook(call->getCalledFunction());
+}
+
+/// Functions defined in `m` that call a barrier hook, directly or not.
+DenseSet<const Function *> functionsReachingBarriers(Module &m) {
+  DenseSet<const Function *> out;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Function &f : m) {
+      if (f.isDeclaration() || out.count(&f))
+        continue;
+      for (Instruction &i : instructions(f))
+        if (auto *call = dyn_cast<CallBase>(&i)) {
+          const Function *callee = call->getCalledFunction();
+          if (isBarrierHook(callee) || (callee && out.count(callee))) {
+            out.insert(&f);
+            changed = true;
+            break;
+          }
+        }
+    }
+  }
+  return out;
+}
+
+/// Where a use of a value is needed: before the user, or for a phi at the
+/// end of the incoming block.
+Instruction *insertionPointFor(Use &u) {
+  auto *user = cast<Instruction>(u.getUser());
+  if (auto *phi = dyn_cast<PHINode>(user))
+    return phi->getIncomingBlock(u)->getTerminator();
+  return user;
+}
+
+BasicBlock *useBlock(Use &u) { return insertionPointFor(u)->getParent(); }
+
+class Builder {
+public:
+  Builder(Module &m, Function &entry, unsigned maxThreads)
+      : m_(m), ctx_(m.getContext()), entry_(entry), maxThreads_(maxThreads), i32_(Type::getInt32Ty(ctx_)) {}
+
+  Expected<WorkGroupFunction> run();
+
+private:
+  Error cloneAndInline();
+  Error replaceLaunchLocalIds();
+  void hoistUniformPrologue();
+  void relocateThreadgroupGlobals();
+  void isolateBarriers();
+  Error arrayifyAllocas();
+  void demoteLiveAcrossBarriers();
+  void formSubCfgs();
+
+  Value *localId(IRBuilder<> &b, unsigned dim) { return b.CreateCall(localIdFn_, {b.getInt32(dim)}); }
+  Value *flatId(IRBuilder<> &b) { return b.CreateCall(flatIdFn_); }
+  /// &array[flat] for an [maxThreads x T] context array, before `at`.
+  Value *slot(AllocaInst *array, Instruction *at) {
+    IRBuilder<> b(at);
+    return b.CreateInBoundsGEP(array->getAllocatedType(),
+                               array, {b.getInt64(0), b.CreateZExt(flatId(b), b.getInt64Ty())});
+  }
+  AllocaInst *contextArray(Type *t, Align align, const Twine &name) {
+    IRBuilder<> b(prologue_, prologue_->begin());
+    auto *a = b.CreateAlloca(ArrayType::get(t, maxThreads_), nullptr, name);
+    a->setAlignment(std::max(align, Align(16)));
+    return a;
+  }
+
+  Module &m_;
+  LLVMContext &ctx_;
+  Function &entry_;
+  unsigned maxThreads_;
+  Type *i32_;
+  Function *wg_ = nullptr;
+  Function *localIdFn_ = nullptr, *flatIdFn_ = nullptr;
+  BasicBlock *prologue_ = nullptr; // uniform code, ahead of every loop
+  BasicBlock *body_ = nullptr;     // the cloned entry block
+  std::vector<BasicBlock *> barriers_; // one block per barrier (a lone branch)
+  WorkGroupFunction result_;
+};
+
+Error Builder::cloneAndInline() {
+  Type *ptr = PointerType::get(ctx_, 0);
+  std::string name = (entry_.getName() + ".msl.wg").str();
+  if (m_.getNamedValue(name))
+    return fail("'" + name + "' already exists");
+  wg_ = Function::Create(FunctionType::get(Type::getVoidTy(ctx_), {ptr, ptr, ptr}, false),
+                         GlobalValue::ExternalLinkage, name, m_);
+  ValueToValueMapTy vmap;
+  vmap[entry_.getArg(0)] = wg_->getArg(0);
+  vmap[entry_.getArg(1)] = wg_->getArg(1);
+  SmallVector<ReturnInst *, 4> returns;
+  CloneFunctionInto(wg_, &entry_, vmap, CloneFunctionChangeType::LocalChangesOnly, returns);
+  wg_->getArg(0)->setName("args");
+  wg_->getArg(1)->setName("launch");
+  wg_->getArg(2)->setName("threadgroupMemory");
+  wg_->addParamAttr(2, Attribute::NoAlias);
+  wg_->removeFnAttr(Attribute::Convergent);
+  wg_->removeFnAttr(Attribute::NoInline);
+  wg_->removeFnAttr(Attribute::OptimizeNone);
+  result_.symbol = name;
+
+  // Barriers must be in this function to be cut at.
+  DenseSet<const Function *> reaching = functionsReachingBarriers(m_);
+  for (unsigned round = 0;; ++round) {
+    if (round > 64)
+      return fail("kernel '" + entry_.getName() + "': barrier-calling functions nest too deep (recursion?)");
+    SmallVector<CallBase *, 8> calls;
+    for (Instruction &i : instructions(*wg_))
+      if (auto *call = dyn_cast<CallBase>(&i))
+        if (Function *callee = call->getCalledFunction(); callee && reaching.count(callee))
+          calls.push_back(call);
+    if (calls.empty())
+      break;
+    for (CallBase *call : calls) {
+      InlineFunctionInfo info;
+      if (InlineResult r = InlineFunction(*call, info); !r.isSuccess())
+        return fail("kernel '" + entry_.getName() + "': cannot inline a function with a barrier: " +
+                    r.getFailureReason());
+    }
+  }
+  for (Instruction &i : instructions(*wg_))
+    if (auto *call = dyn_cast<CallBase>(&i); call && !isBarrier(i) && call->isIndirectCall() &&
+                                             call->isConvergent())
+      return fail("kernel '" + entry_.getName() + "': an indirect convergent call (a barrier?)");
+  return Error::success();
+}
+
+// launch[0..2] are the work-item's position in the threadgroup: every load of
+// them becomes a placeholder the work-item loops fill in.
+Error Builder::replaceLaunchLocalIds() {
+  localIdFn_ = Function::Create(FunctionType::get(i32_, {i32_}, false), GlobalValue::ExternalLinkage,
+                                kLocalIdName, m_);
+  flatIdFn_ = Function::Create(FunctionType::get(i32_, {}, false), GlobalValue::ExternalLinkage,
+                               kFlatIdName, m_);
+  for (Function *f : {localIdFn_, flatIdFn_}) {
+    f->setDoesNotAccessMemory();
+    f->setDoesNotThrow();
+  }
+  const DataLayout &dl = m_.getDataLayout();
+  std::vector<std::pair<Value *, int64_t>> work{{wg_->getArg(1), 0}};
+  std::vector<Instruction *> dead;
+  while (!work.empty()) {
+    auto [v, offset] = work.back();
+    work.pop_back();
+    for (User *u : v->users()) {
+      if (auto *gep = dyn_cast<GetElementPtrInst>(u)) {
+        APInt off(64, 0);
+        if (!gep->accumulateConstantOffset(dl, off))
+          return fail("kernel '" + entry_.getName() + "': launch[] indexed by a variable");
+        work.push_back({gep, offset + off.getSExtValue()});
+      } else if (auto *load = dyn_cast<LoadInst>(u); load && load->getPointerOperand() == v) {
+        if (offset >= 0 && offset < 12) {
+          if (offset % 4 || !load->getType()->isIntegerTy(32))
+            return fail("kernel '" + entry_.getName() + "': unexpected read of launch[0..2]");
+          IRBuilder<> b(load);
+          load->replaceAllUsesWith(localId(b, unsigned(offset / 4)));
+          dead.push_back(load);
+        }
+      } else {
+        return fail("kernel '" + entry_.getName() + "': the launch vector escapes");
+      }
+    }
+  }
+  for (Instruction *i : dead)
+    i->eraseFromParent();
+  return Error::success();
+}
+
+// Code of the entry block that depends only on args[] slots, launch[3..17]
+// and constants is the same for every work-item and stays valid across
+// barriers (those arrays do not change): it moves to a prologue ahead of all
+// loops. Static allocas of a kernel without barriers go there too.
+void Builder::hoistUniformPrologue() {
+  body_ = &wg_->getEntryBlock();
+  body_->setName("wg.body");
+  prologue_ = BasicBlock::Create(ctx_, "wg.prologue", wg_, body_);
+  BranchInst::Create(body_, prologue_);
+  DenseSet<Value *> uniform{wg_->getArg(0), wg_->getArg(1), wg_->getArg(2)};
+  DenseSet<Value *> argMemory{wg_->getArg(0), wg_->getArg(1)}; // pointers into args[] / launch[]
+  auto isUniform = [&](Value *v) { return isa<Constant>(v) || uniform.count(v); };
+  for (Instruction &i : make_early_inc_range(*body_)) {
+    bool hoist = false;
+    if (auto *load = dyn_cast<LoadInst>(&i)) {
+      hoist = load->isSimple() && argMemory.count(load->getPointerOperand());
+    } else if (isa<GetElementPtrInst, CastInst, BinaryOperator, CmpInst, SelectInst>(i) &&
+               !i.mayHaveSideEffects() && !isa<CallBase>(i)) {
+      hoist = all_of(i.operands(), [&](Value *v) { return isUniform(v); });
+      if (hoist && isa<GetElementPtrInst>(i) && argMemory.count(cast<GetElementPtrInst>(i).getPointerOperand()))
+        argMemory.insert(&i);
+    }
+    // Integer division by a uniform zero would trap where the kernel might not.
+    if (auto *bo = dyn_cast<BinaryOperator>(&i); bo && bo->isIntDivRem())
+      hoist = false;
+    if (!hoist)
+      continue;
+    i.moveBefore(prologue_->getTerminator());
+    uniform.insert(&i);
+  }
+}
+
+// The kernel's `threadgroup` variables, laid out in tgmem from offset 0.
+void Builder::relocateThreadgroupGlobals() {
+  std::vector<GlobalVariable *> globals;
+  for (GlobalVariable &g : m_.globals())
+    if (g.getMetadata("msl.threadgroup"))
+      globals.push_back(&g);
+  if (globals.empty())
+    return;
+  std::vector<Constant *> asConstants(globals.begin(), globals.end());
+  convertUsersOfConstantsToInstructions(asConstants, wg_);
+  const DataLayout &dl = m_.getDataLayout();
+  uint64_t offset = 0, maxAlign = 16;
+  for (GlobalVariable *g : globals) {
+    SmallVector<Use *, 8> uses;
+    for (Use &u : g->uses())
+      if (auto *i = dyn_cast<Instruction>(u.getUser()); i && i->getFunction() == wg_)
+        uses.push_back(&u);
+    if (uses.empty())
+      continue;
+    Type *t = g->getValueType();
+    uint64_t align = std::max<uint64_t>(g->getAlign().valueOrOne().value(), dl.getABITypeAlign(t).value());
+    maxAlign = std::max(maxAlign, align);
+    offset = alignTo(offset, align);
+    // At the very start: hoisted uniform code may refer to the variable.
+    IRBuilder<> b(prologue_, prologue_->getFirstInsertionPt());
+    Value *p = b.CreateInBoundsGEP(b.getInt8Ty(), wg_->getArg(2), b.getInt64(offset), g->getName() + ".tg");
+    for (Use *u : uses)
+      u->set(p);
+    offset += dl.getTypeAllocSize(t);
+  }
+  result_.threadgroupGlobalsBytes = offset;
+  result_.threadgroupGlobalsAlign = maxAlign;
+}
+
+// Each barrier alone in a block (then removed, leaving a lone branch); the
+// block after it has that block as its only predecessor and no phis.
+void Builder::isolateBarriers() {
+  std::vector<Instruction *> calls;
+  for (Instruction &i : instructions(*wg_))
+    if (isBarrier(i))
+      calls.push_back(&i);
+  for (Instruction *call : calls) {
+    BasicBlock *at = call->getParent()->splitBasicBlock(call, "wg.barrier");
+    at->splitBasicBlock(call->getNextNode(), "wg.after");
+    call->eraseFromParent();
+    barriers_.push_back(at);
+  }
+}
+
+// With barriers, a private variable lives per work-item: one slot each.
+Error Builder::arrayifyAllocas() {
+  std::vector<AllocaInst *> allocas;
+  for (Instruction &i : instructions(*wg_))
+    if (auto *a = dyn_cast<AllocaInst>(&i))
+      allocas.push_back(a);
+  for (AllocaInst *a : allocas) {
+    if (barriers_.empty()) {
+      if (a->getParent() == body_ && isa<ConstantInt>(a->getArraySize()))
+        a->moveBefore(prologue_->getFirstNonPHI());
+      else if (a->getParent() != prologue_)
+        return fail("kernel '" + entry_.getName() + "': a dynamically sized private array");
+      continue;
+    }
+    auto *count = dyn_cast<ConstantInt>(a->getArraySize());
+    if (!count)
+      return fail("kernel '" + entry_.getName() + "': a dynamically sized private array");
+    Type *t = a->getAllocatedType();
+    if (count->getZExtValue() != 1)
+      t = ArrayType::get(t, count->getZExtValue());
+    AllocaInst *array = contextArray(t, a->getAlign(), a->getName() + ".wi");
+    for (Use &u : make_early_inc_range(a->uses())) {
+      if (auto *ii = dyn_cast<IntrinsicInst>(u.getUser()); ii && ii->isLifetimeStartOrEnd()) {
+        ii->eraseFromParent();
+        continue;
+      }
+      u.set(slot(array, insertionPointFor(u)));
+    }
+    a->eraseFromParent();
+  }
+  return Error::success();
+}
+
+void Builder::demoteLiveAcrossBarriers() {
+  if (barriers_.empty())
+    return;
+  DenseSet<BasicBlock *> isBarrierBlock(barriers_.begin(), barriers_.end());
+  // True when some path from a barrier to the use avoids `def`'s block.
+  auto liveAcross = [&](Instruction *def) {
+    BasicBlock *defBlock = def->getParent();
+    SmallVector<BasicBlock *, 16> work;
+    DenseSet<BasicBlock *> seen;
+    for (Use &u : def->uses()) {
+      BasicBlock *bb = useBlock(u);
+      if (bb != defBlock && seen.insert(bb).second)
+        work.push_back(bb);
+    }
+    while (!work.empty()) {
+      BasicBlock *bb = work.pop_back_val();
+      if (isBarrierBlock.count(bb))
+        return true;
+      for (BasicBlock *pred : predecessors(bb))
+        if (pred != defBlock && seen.insert(pred).second)
+          work.push_back(pred);
+    }
+    return false;
+  };
+  std::vector<Instruction *> demote;
+  for (BasicBlock &bb : *wg_) {
+    if (&bb == prologue_)
+      continue;
+    for (Instruction &i : bb) {
+      if (i.getType()->isVoidTy() || i.use_empty())
+        continue;
+      if (auto *call = dyn_cast<CallInst>(&i); call && (call->getCalledFunction() == localIdFn_ ||
+                                                      call->getCalledFunction() == flatIdFn_))
+        continue; // recomputed at the uses (below)
+      if (liveAcross(&i))
+        demote.push_back(&i);
+    }
+  }
+  // Position placeholders: recomputed next to each use in another block.
+  std::vector<CallInst *> positions;
+  for (Instruction &i : instructions(*wg_))
+    if (auto *call = dyn_cast<CallInst>(&i); call && call->getCalledFunction() == localIdFn_)
+      positions.push_back(call);
+  for (CallInst *call : positions)
+      for (Use &u : make_early_inc_range(call->uses()))
+        if (useBlock(u) != call->getParent() || isa<PHINode>(u.getUser())) {
+          IRBuilder<> b(insertionPointFor(u));
+          u.set(b.CreateCall(localIdFn_, {call->getArgOperand(0)}));
+        }
+  const DataLayout &dl = m_.getDataLayout();
+  for (Instruction *def : demote) {
+    AllocaInst *array = contextArray(def->getType(), dl.getABITypeAlign(def->getType()), def->getName() + ".ctx");
+    SmallVector<Use *, 8> uses;
+    for (Use &u : def->uses())
+      if (useBlock(u) != def->getParent() || isa<PHINode>(u.getUser()))
+        uses.push_back(&u);
+    Instruction *after = isa<PHINode>(def) ? &*def->getParent()->getFirstInsertionPt() : def->getNextNode();
+    {
+      Value *p = slot(array, after);
+      IRBuilder<> b(after);
+      b.CreateStore(def, p);
+    }
+    for (Use *u : uses) {
+      Instruction *at = insertionPointFor(*u);
+      Value *p = slot(array, at);
+      IRBuilder<> b(at);
+      u->set(b.CreateLoad(def->getType(), p, def->getName() + ".reload"));
+    }
+  }
+}
+
+void Builder::formSubCfgs() {
+  // Start points: the body (id 0) and the block after each barrier (id k+1).
+  std::vector<BasicBlock *> starts{body_};
+  DenseMap<BasicBlock *, unsigned> barrierId;
+  for (unsigned k = 0; k < barriers_.size(); ++k) {
+    barrierId[barriers_[k]] = k + 1;
+    starts.push_back(barriers_[k]->getSingleSuccessor());
+  }
+  const unsigned exitId = starts.size();
+  std::vector<BasicBlock *> original;
+  for (BasicBlock &bb : *wg_)
+    if (&bb != prologue_)
+      original.push_back(&bb);
+
+  IRBuilder<> pb(prologue_->getTerminator());
+  Value *launch = wg_->getArg(1);
+  Value *size[3];
+  for (unsigned c = 0; c < 3; ++c)
+    size[c] = pb.CreateLoad(i32_, pb.CreateConstInBoundsGEP1_32(i32_, launch, 6 + c), "wg.size");
+  Value *total = pb.CreateMul(pb.CreateMul(size[0], size[1]), size[2], "wg.threads");
+  AllocaInst *next = nullptr;
+
+  BasicBlock *ret = BasicBlock::Create(ctx_, "wg.return", wg_);
+  ReturnInst::Create(ctx_, ret);
+  BasicBlock *dispatch = nullptr;
+  std::vector<BasicBlock *> preheaders(starts.size());
+  for (unsigned j = 0; j < starts.size(); ++j)
+    preheaders[j] = BasicBlock::Create(ctx_, "wg.sub" + Twine(j), wg_, ret);
+  auto target = [&](unsigned id) { return id == exitId ? ret : preheaders[id]; };
+
+  for (unsigned j = 0; j < starts.size(); ++j) {
+    // The blocks reachable from the start without crossing a barrier.
+    std::vector<BasicBlock *> region;
+    DenseSet<BasicBlock *> inRegion;
+    std::set<unsigned> exits;
+    SmallVector<BasicBlock *, 16> work{starts[j]};
+    inRegion.insert(starts[j]);
+    while (!work.empty()) {
+      BasicBlock *bb = work.pop_back_val();
+      if (isa<ReturnInst>(bb->getTerminator()))
+        exits.insert(exitId);
+      for (BasicBlock *s : successors(bb)) {
+        if (auto it = barrierId.find(s); it != barrierId.end()) {
+          exits.insert(it->second);
+          continue;
+        }
+        if (inRegion.insert(s).second)
+          work.push_back(s);
+      }
+    }
+    for (BasicBlock *bb : original) // in function order
+      if (inRegion.count(bb))
+        region.push_back(bb);
+    // No exit at all: the region never ends (an endless kernel; the runtime's
+    // time limit stops it). Its loop nest then falls through to the return.
+    const bool oneExit = exits.size() <= 1;
+
+    // The loop nest: z, y, x (innermost).
+    BasicBlock *pre = preheaders[j];
+    auto block = [&](const Twine &n) { return BasicBlock::Create(ctx_, "wg.sub" + Twine(j) + "." + n, wg_, ret); };
+    BasicBlock *zh = block("z"), *yh = block("y"), *xh = block("x");
+    BasicBlock *xl = block("x.latch"), *yl = block("y.latch"), *zl = block("z.latch");
+    BranchInst::Create(zh, pre);
+    IRBuilder<> b(zh);
+    PHINode *z = b.CreatePHI(i32_, 2, "wg.z");
+    b.CreateBr(yh);
+    b.SetInsertPoint(yh);
+    PHINode *y = b.CreatePHI(i32_, 2, "wg.y");
+    b.CreateBr(xh);
+    b.SetInsertPoint(xh);
+    PHINode *x = b.CreatePHI(i32_, 2, "wg.x");
+    Value *flat = b.CreateAdd(x, b.CreateMul(size[0], b.CreateAdd(y, b.CreateMul(size[1], z))), "wg.flat");
+
+    ValueToValueMapTy vmap;
+    std::vector<BasicBlock *> clones;
+    for (BasicBlock *bb : region) {
+      BasicBlock *c = CloneBasicBlock(bb, vmap, ".s" + Twine(j), wg_);
+      c->moveBefore(xl);
+      vmap[bb] = c;
+      clones.push_back(c);
+    }
+    DenseSet<BasicBlock *> cloneSet(clones.begin(), clones.end());
+    b.CreateBr(cast<BasicBlock>(vmap[starts[j]]));
+    std::map<unsigned, BasicBlock *> exitBlocks;
+    auto exitBlock = [&](unsigned id) {
+      auto [it, inserted] = exitBlocks.emplace(id, nullptr);
+      if (inserted) {
+        it->second = BasicBlock::Create(ctx_, "wg.sub" + Twine(j) + ".to" + Twine(id), wg_, xl);
+        IRBuilder<> eb(it->second);
+        if (!oneExit) {
+          if (!next) {
+            IRBuilder<> ab(prologue_, prologue_->begin());
+            next = ab.CreateAlloca(i32_, nullptr, "wg.next");
+          }
+          eb.CreateStore(eb.getInt32(id), next);
+        }
+        eb.CreateBr(xl);
+      }
+      return it->second;
+    };
+    MDNode *accessGroup = MDNode::getDistinct(ctx_, {});
+    for (BasicBlock *c : clones) {
+      for (Instruction &i : make_early_inc_range(*c)) {
+        RemapInstruction(&i, vmap, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+        if (auto *phi = dyn_cast<PHINode>(&i)) {
+          for (unsigned k = phi->getNumIncomingValues(); k-- > 0;)
+            if (!cloneSet.count(phi->getIncomingBlock(k)))
+              phi->removeIncomingValue(k, /*DeletePHIIfEmpty=*/false);
+        } else if (auto *call = dyn_cast<CallInst>(&i)) {
+          if (call->getCalledFunction() == localIdFn_) {
+            unsigned dim = unsigned(cast<ConstantInt>(call->getArgOperand(0))->getZExtValue());
+            call->replaceAllUsesWith(dim == 0 ? x : dim == 1 ? y : static_cast<Value *>(z));
+            call->eraseFromParent();
+            continue;
+          }
+          if (call->getCalledFunction() == flatIdFn_) {
+            call->replaceAllUsesWith(flat);
+            call->eraseFromParent();
+            continue;
+          }
+        }
+        // Work-items do not depend on each other between barriers (a data
+        // race is undefined in Metal; atomics are left unmarked).
+        if (auto *load = dyn_cast<LoadInst>(&i); load && load->isSimple())
+          i.setMetadata(LLVMContext::MD_access_group, accessGroup);
+        if (auto *store = dyn_cast<StoreInst>(&i); store && store->isSimple())
+          i.setMetadata(LLVMContext::MD_access_group, accessGroup);
+      }
+      Instruction *term = c->getTerminator();
+      if (isa<ReturnInst>(term)) {
+        BranchInst::Create(exitBlock(exitId), c);
+        term->eraseFromParent();
+        continue;
+      }
+      for (unsigned s = 0; s < term->getNumSuccessors(); ++s)
+        if (auto it = barrierId.find(term->getSuccessor(s)); it != barrierId.end())
+          term->setSuccessor(s, exitBlock(it->second));
+    }
+    // Latches.
+    b.SetInsertPoint(xl);
+    Value *x1 = b.CreateAdd(x, b.getInt32(1), "", /*HasNUW=*/true);
+    BranchInst *xBack = b.CreateCondBr(b.CreateICmpULT(x1, size[0]), xh, yl);
+    MDNode *parallel = MDNode::get(ctx_, {MDString::get(ctx_, "llvm.loop.parallel_accesses"), accessGroup});
+    MDNode *loopId = MDNode::getDistinct(ctx_, {nullptr, parallel});
+    loopId->replaceOperandWith(0, loopId);
+    xBack->setMetadata(LLVMContext::MD_loop, loopId);
+    b.SetInsertPoint(yl);
+    Value *y1 = b.CreateAdd(y, b.getInt32(1), "", true);
+    b.CreateCondBr(b.CreateICmpULT(y1, size[1]), yh, zl);
+    b.SetInsertPoint(zl);
+    Value *z1 = b.CreateAdd(z, b.getInt32(1), "", true);
+    BasicBlock *after = block("done");
+    b.CreateCondBr(b.CreateICmpULT(z1, size[2]), zh, after);
+    x->addIncoming(b.getInt32(0), yh);
+    x->addIncoming(x1, xl);
+    y->addIncoming(b.getInt32(0), zh);
+    y->addIncoming(y1, yl);
+    z->addIncoming(b.getInt32(0), pre);
+    z->addIncoming(z1, zl);
+    b.SetInsertPoint(after);
+    if (exits.empty()) {
+      b.CreateBr(ret);
+    } else if (oneExit) {
+      b.CreateBr(target(*exits.begin()));
+    } else {
+      if (!dispatch) {
+        dispatch = BasicBlock::Create(ctx_, "wg.dispatch", wg_, ret);
+        IRBuilder<> db(dispatch);
+        SwitchInst *sw = db.CreateSwitch(db.CreateLoad(i32_, next, "wg.next.id"), ret, starts.size());
+        for (unsigned id = 0; id < starts.size(); ++id)
+          sw->addCase(db.getInt32(id), preheaders[id]);
+      }
+      b.CreateBr(dispatch);
+    }
+  }
+
+  // The original blocks are dead now.
+  for (BasicBlock *bb : original)
+    bb->dropAllReferences();
+  for (BasicBlock *bb : original)
+    bb->eraseFromParent();
+
+  // Guard: nothing to run, or more work-items than the context arrays hold.
+  prologue_->getTerminator()->eraseFromParent();
+  BasicBlock *tooMany = BasicBlock::Create(ctx_, "wg.too_many", wg_, ret);
+  BasicBlock *nonEmpty = BasicBlock::Create(ctx_, "wg.check", wg_, preheaders[0]);
+  IRBuilder<> gb(prologue_);
+  gb.CreateCondBr(gb.CreateICmpEQ(total, gb.getInt32(0)), ret, nonEmpty);
+  gb.SetInsertPoint(nonEmpty);
+  // Also rejects sizes whose product wrapped around.
+  Value *bad = gb.CreateICmpUGT(total, gb.getInt32(maxThreads_));
+  for (unsigned c = 0; c < 3; ++c)
+    bad = gb.CreateOr(bad, gb.CreateICmpUGT(size[c], gb.getInt32(maxThreads_)));
+  gb.CreateCondBr(bad, tooMany, preheaders[0]);
+  gb.SetInsertPoint(tooMany);
+  gb.CreateCall(Intrinsic::getDeclaration(&m_, Intrinsic::trap));
+  gb.CreateUnreachable();
+}
+
+Expected<WorkGroupFunction> Builder::run() {
+  if (maxThreads_ == 0)
+    return fail("maxThreads must be at least 1");
+  if (entry_.isDeclaration())
+    return fail("kernel entry '" + entry_.getName() + "' has no body");
+  Type *ptr = PointerType::get(ctx_, 0);
+  if (entry_.arg_size() != 2 || entry_.getArg(0)->getType() != ptr || entry_.getArg(1)->getType() != ptr ||
+      !entry_.getReturnType()->isVoidTy())
+    return fail("'" + entry_.getName() + "' is not a CPU kernel entry (void (ptr args, ptr launch))");
+  if (Error e = cloneAndInline())
+    return std::move(e);
+  if (Error e = replaceLaunchLocalIds())
+    return std::move(e);
+  hoistUniformPrologue();
+  relocateThreadgroupGlobals();
+  isolateBarriers();
+  if (Error e = arrayifyAllocas())
+    return std::move(e);
+  demoteLiveAcrossBarriers();
+  formSubCfgs();
+
+  for (Function *f : {localIdFn_, flatIdFn_})
+    if (f->use_empty())
+      f->eraseFromParent();
+    else
+      return fail("internal error: a work-item position placeholder is left");
+  std::string message;
+  raw_string_ostream os(message);
+  if (verifyFunction(*wg_, &os))
+    return fail("internal error: invalid work-group function for '" + entry_.getName() + "': " + os.str());
+  return result_;
+}
+
+} // namespace
+
+Expected<WorkGroupFunction> buildWorkGroupFunction(Module &m, StringRef entry, unsigned maxThreads) {
+  Function *f = m.getFunction(entry);
+  if (!f)
+    return fail("no kernel entry '" + entry + "' in the module");
+  const bool existed = m.getNamedValue((entry + ".msl.wg").str()) != nullptr;
+  Builder b(m, *f, maxThreads);
+  Expected<WorkGroupFunction> r = b.run();
+  if (!r) {
+    // Leave the module as it was.
+    if (Function *wg = m.getFunction((entry + ".msl.wg").str()); wg && !existed)
+      wg->eraseFromParent();
+    for (const char *n : {kLocalIdName, kFlatIdName})
+      if (Function *p = m.getFunction(n); p && p->use_empty())
+        p->eraseFromParent();
+  }
+  return r;
+}
+
+} // namespace msl::executor

@@ -1,0 +1,605 @@
+#include "ExecuteService.h"
+
+#include "msl/compiler/RequestChecks.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+namespace msl::service {
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+using compiler::quoteForMessage;
+using nlohmann::json;
+
+Status invalid(std::string message) { return Status(StatusCode::INVALID_ARGUMENT, std::move(message)); }
+
+uint32_t orOne(uint32_t v) { return v ? v : 1; }
+
+std::array<uint32_t, 3> dims(const msl::v1::Size3 &s, bool xMayBeZero = false) {
+  return {xMayBeZero ? s.x() : s.x(), orOne(s.y()), orOne(s.z())};
+}
+
+std::string show(const std::array<uint32_t, 3> &d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+// The first diagnostics of a failed compile, for an error message.
+std::string firstErrors(const msl::v1::CompileResponse &r) {
+  std::string out;
+  int n = 0;
+  for (const auto &d : r.diagnostics()) {
+    if (d.severity() < msl::v1::Diagnostic::ERROR)
+      continue;
+    if (n++ == 3) {
+      out += "; ...";
+      break;
+    }
+    out += (out.empty() ? "" : "; ") + d.file() + ":" + std::to_string(d.line()) + ":" +
+           std::to_string(d.column()) + ": " + d.message().substr(0, 300);
+  }
+  return out;
+}
+
+std::string readFirstLine(const char *path, const char *key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        size_t start = line.find_first_not_of(" \t", colon + 1);
+        return start == std::string::npos ? "" : line.substr(start);
+      }
+    }
+  return {};
+}
+
+} // namespace
+
+/// One Execute a caller waits for.
+class ExecuteService::Call {
+public:
+  explicit Call(Done done) : done_(std::move(done)) {}
+  bool answer(Status status, msl::v1::ExecuteResponse response = {}) {
+    if (answered_.exchange(true))
+      return false;
+    done_(std::move(status), std::move(response));
+    return true;
+  }
+  bool answered() const { return answered_.load(); }
+
+  msl::v1::ExecuteRequest request;
+  std::string client;
+  std::string kernel;
+  CancelFlag cancel{false};
+  std::mutex mu;                                // guards compileCall
+  std::shared_ptr<CompileService::Call> compileCall;
+
+private:
+  Done done_;
+  std::atomic<bool> answered_{false};
+};
+
+/// A checked execution, ready for a worker.
+struct ExecuteService::Job {
+  std::shared_ptr<Call> call;
+  msl::internal::ExecWorkerRequest work;
+  std::vector<uint32_t> returned; // request buffer positions, in work.buffers order
+  std::string symbol;
+  bool compileHit = false;
+  std::chrono::milliseconds timeout{0};
+};
+
+ExecuteService::ExecuteService(cache::ContentStore &store, CompileService &compiler, WorkerPool *cpuWorkers,
+                               ServiceMetrics &metrics, ExecuteServiceOptions options)
+    : store_(store), compiler_(compiler), cpuWorkers_(cpuWorkers), metrics_(metrics), options_(options),
+      queue_(options.queue) {
+  int n = cpuWorkers ? std::max(1, cpuWorkers->options().workers) : 0;
+  for (int i = 0; i < n; ++i)
+    dispatchers_.emplace_back([this] { dispatch(); });
+}
+
+ExecuteService::~ExecuteService() { shutdown(); }
+
+void ExecuteService::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_)
+      return;
+    stopped_ = true;
+  }
+  for (auto &job : queue_.close())
+    job->call->answer(Status(StatusCode::UNAVAILABLE, "msld is shutting down; the kernel did not run"));
+  for (auto &t : dispatchers_)
+    t.join();
+  dispatchers_.clear();
+}
+
+msl::v1::Device ExecuteService::cpuDevice() const {
+  msl::v1::Device d;
+  d.set_name("cpu");
+  d.set_kind(msl::v1::Device::CPU);
+  std::string model = readFirstLine("/proc/cpuinfo", "model name");
+  std::string flags = readFirstLine("/proc/cpuinfo", "flags");
+  std::string isa = flags.find("avx512f") != std::string::npos ? "avx512f"
+                    : flags.find("avx2") != std::string::npos  ? "avx2"
+                                                               : "sse2";
+  d.set_description((model.empty() ? std::string("x86-64 CPU") : model) + " (x86-64, " + isa + ")");
+  d.set_architecture("x86-64 (" + isa + ")");
+  d.set_compute_units(std::max(1u, std::thread::hardware_concurrency()));
+  d.set_memory_bytes(uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGESIZE)));
+  d.set_max_threads_per_threadgroup(options_.maxThreadsPerThreadgroup);
+  d.set_max_threadgroup_memory_bytes(options_.maxThreadgroupMemoryBytes);
+  // The CPU compile runs a SIMD-group as one thread today (see README).
+  d.set_simd_width(1);
+  d.set_max_buffer_bytes(options_.maxBufferBytes);
+  return d;
+}
+
+Status ExecuteService::listDevices(const msl::v1::ListDevicesRequest &, msl::v1::ListDevicesResponse &response) {
+  if (cpuWorkers_)
+    *response.add_devices() = cpuDevice();
+  return Status::OK;
+}
+
+Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
+  const std::string &device = r.device();
+  if (device.rfind("cuda", 0) == 0)
+    return Status(StatusCode::FAILED_PRECONDITION,
+                  "device " + quoteForMessage(device) + ": no CUDA device is present on this msld "
+                  "(ListDevices lists the devices it has)");
+  if (!device.empty() && device != "cpu")
+    return invalid("unknown device " + quoteForMessage(device) + ": use \"cpu\" or \"cuda:N\"");
+  if (!cpuWorkers_)
+    return Status(StatusCode::FAILED_PRECONDITION, "this msld runs no execution workers (--exec-workers 0)");
+  if (r.kernel().empty())
+    return invalid("ExecuteRequest.kernel is required: the kernel's function name or [[host_name]]");
+  if (r.kernel().size() > 1024)
+    return invalid("the kernel name is " + std::to_string(r.kernel().size()) + " bytes; at most 1024");
+  if (r.kernel_source_case() == msl::v1::ExecuteRequest::KERNEL_SOURCE_NOT_SET)
+    return invalid("ExecuteRequest needs the kernel: a compile request or a compiled kernel's digests");
+  if (r.textures_size() || r.samplers_size())
+    return Status(StatusCode::UNIMPLEMENTED, "textures and samplers are not supported by the cpu device yet");
+  auto bounded = [&](const char *what, int n) -> Status {
+    if (size_t(n) > options_.maxBindings)
+      return invalid(std::string("the request has ") + std::to_string(n) + " " + what + "; at most " +
+                     std::to_string(options_.maxBindings));
+    return Status::OK;
+  };
+  for (auto s : {bounded("buffers", r.buffers_size()), bounded("buffer bindings", r.buffer_bindings_size()),
+                 bounded("setBytes bindings", r.bytes_size()),
+                 bounded("threadgroup memory bindings", r.threadgroup_memory_size())})
+    if (!s.ok())
+      return s;
+  uint64_t total = 0;
+  for (int i = 0; i < r.buffers_size(); ++i) {
+    const auto &b = r.buffers(i);
+    uint64_t size = b.has_digest() ? uint64_t(std::max<int64_t>(0, b.digest().size_bytes()))
+                    : b.contents_case() == msl::v1::BufferContents::kZeros ? b.zeros()
+                                                                             : b.inline_().size();
+    if (size > options_.maxBufferBytes)
+      return Status(StatusCode::RESOURCE_EXHAUSTED, "buffer " + std::to_string(i) + " is " + std::to_string(size) +
+                                                        " bytes; the device takes at most " +
+                                                        std::to_string(options_.maxBufferBytes));
+    total += size;
+  }
+  if (total > options_.maxExecuteBytes)
+    return Status(StatusCode::RESOURCE_EXHAUSTED, "the buffers total " + std::to_string(total) +
+                                                      " bytes; one Execute takes at most " +
+                                                      std::to_string(options_.maxExecuteBytes));
+  for (const auto &b : r.bytes())
+    if (b.data().size() > options_.maxBytesBinding)
+      return invalid("setBytes data at [[buffer(" + std::to_string(b.index()) + ")]] is " +
+                     std::to_string(b.data().size()) + " bytes; at most " + std::to_string(options_.maxBytesBinding) +
+                     " (use a buffer)");
+  for (const auto &b : r.buffer_bindings())
+    if (b.buffer() >= uint32_t(r.buffers_size()))
+      return invalid("the binding at [[buffer(" + std::to_string(b.index()) + ")]] names buffer " +
+                     std::to_string(b.buffer()) + ", but the request has " + std::to_string(r.buffers_size()));
+
+  const auto &d = r.dispatch();
+  auto tg = dims(d.threads_per_threadgroup());
+  if (tg[0] == 0)
+    return invalid("dispatch.threads_per_threadgroup.x must be at least 1");
+  uint64_t threads = uint64_t(tg[0]) * tg[1] * tg[2];
+  if (threads > options_.maxThreadsPerThreadgroup)
+    return invalid("threads per threadgroup " + show(tg) + " = " + std::to_string(threads) +
+                   " is above the device's limit of " + std::to_string(options_.maxThreadsPerThreadgroup));
+  if (d.grid_case() == msl::v1::Dispatch::GRID_NOT_SET)
+    return invalid("dispatch needs a grid: threads (dispatchThreads) or threadgroups (dispatchThreadgroups)");
+  bool inThreads = d.grid_case() == msl::v1::Dispatch::kThreads;
+  auto grid = dims(inThreads ? d.threads() : d.threadgroups());
+  if (grid[0] == 0)
+    return invalid("dispatch grid x must be at least 1");
+  if (!inThreads)
+    for (int c = 0; c < 3; ++c)
+      if (uint64_t(grid[c]) * tg[c] > UINT32_MAX)
+        return invalid("the grid " + show(grid) + " threadgroups of " + show(tg) +
+                       " threads overflows 32-bit thread positions");
+  if (r.repeat() > options_.maxRepeat)
+    return invalid("repeat " + std::to_string(r.repeat()) + " is above " + std::to_string(options_.maxRepeat));
+  if (r.timeout_ms() > options_.maxTimeoutMs)
+    return invalid("timeout_ms " + std::to_string(r.timeout_ms()) + " is above msld's limit of " +
+                   std::to_string(options_.maxTimeoutMs));
+  return Status::OK;
+}
+
+std::shared_ptr<ExecuteService::Call> ExecuteService::execute(const msl::v1::ExecuteRequest &request,
+                                                              const std::string &client, Done done) {
+  auto call = std::make_shared<Call>(std::move(done));
+  if (Status s = checkRequest(request); !s.ok()) {
+    call->answer(s);
+    return call;
+  }
+  call->request = request;
+  call->client = client;
+  call->kernel = request.kernel();
+
+  if (request.has_compiled()) {
+    const auto &k = request.compiled();
+    auto module = store_.get({k.module().hash(), k.module().size_bytes()});
+    auto reflection = store_.get({k.reflection().hash(), k.reflection().size_bytes()});
+    if (!module || !reflection) {
+      call->answer(Status(StatusCode::FAILED_PRECONDITION,
+                          "the compiled kernel's " + std::string(!module ? "module" : "reflection") +
+                              " is not in the store: compile it again or upload it"));
+      return call;
+    }
+    prepare(call, module.take(), k.module().hash(), reflection.take(), true);
+    return call;
+  }
+
+  // Compile for the CPU through the action cache.
+  msl::v1::CompileRequest compile = request.compile();
+  compile.mutable_target()->set_arch(msl::v1::Target::X86_64);
+  compile.mutable_target()->clear_cpu();
+  compile.clear_outputs();
+  compile.add_outputs(msl::v1::LLVM_BITCODE);
+  compile.add_outputs(msl::v1::REFLECTION);
+  std::weak_ptr<Call> weak = call;
+  auto compileCall = compiler_.compile(compile, client, [this, weak](CompileReply reply) {
+    auto call = weak.lock();
+    if (!call || call->answered())
+      return;
+    if (!reply.status.ok()) {
+      call->answer(reply.status);
+      return;
+    }
+    const auto &r = reply.response;
+    if (!r.success()) {
+      call->answer(invalid("the kernel's source does not compile: " + firstErrors(r)));
+      return;
+    }
+    std::string module, moduleDigest, reflection;
+    for (const auto &a : r.artifacts()) {
+      std::string bytes = a.inline_data();
+      if (bytes.empty() && a.digest().size_bytes() > 0) {
+        auto blob = store_.get({a.digest().hash(), a.digest().size_bytes()});
+        if (!blob) {
+          call->answer(Status(StatusCode::UNAVAILABLE, "the compiled kernel left the store; retry"));
+          return;
+        }
+        bytes = blob.take();
+      }
+      if (a.kind() == msl::v1::LLVM_BITCODE) {
+        module = std::move(bytes);
+        moduleDigest = a.digest().hash();
+      } else if (a.kind() == msl::v1::REFLECTION) {
+        reflection = std::move(bytes);
+      }
+    }
+    prepare(call, std::move(module), moduleDigest, reflection, r.cache_hit());
+  });
+  std::lock_guard lock(call->mu);
+  call->compileCall = std::move(compileCall);
+  return call;
+}
+
+void ExecuteService::prepare(const std::shared_ptr<Call> &call, std::string module,
+                             const std::string &moduleDigest, const std::string &reflectionText,
+                             bool compileHit) {
+  // A CompiledKernel's reflection comes from the store, i.e. possibly from a
+  // client: any shape it has must end in an error, never in a throw.
+  try {
+    prepareChecked(call, std::move(module), moduleDigest, reflectionText, compileHit);
+  } catch (const std::exception &e) {
+    call->answer(invalid(std::string("the kernel's reflection is malformed: ") + e.what()));
+  }
+}
+
+void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::string module,
+                                    const std::string &moduleDigest, const std::string &reflectionText,
+                                    bool compileHit) {
+  const auto &r = call->request;
+  json reflection = json::parse(reflectionText, nullptr, /*allow_exceptions=*/false);
+  if (reflection.is_discarded() || !reflection.contains("functions")) {
+    call->answer(invalid("the kernel's reflection is not msld's reflection JSON"));
+    return;
+  }
+  const json *kernel = nullptr;
+  std::string kernels;
+  for (const auto &f : reflection["functions"]) {
+    if (f.value("stage", "") != "kernel")
+      continue;
+    kernels += (kernels.empty() ? "" : ", ") + f.value("name", "");
+    if (f.value("name", "") == r.kernel() || f.value("symbol", "") == r.kernel())
+      kernel = &f;
+  }
+  if (!kernel) {
+    call->answer(invalid("unknown kernel " + quoteForMessage(r.kernel()) + ": the source's kernels are " +
+                         (kernels.empty() ? std::string("none") : kernels)));
+    return;
+  }
+  const std::string name = kernel->value("name", "");
+  auto job = std::make_shared<Job>();
+  job->call = call;
+  job->symbol = kernel->value("symbol", name);
+  job->compileHit = compileHit;
+  auto &work = job->work;
+
+  // Limits the kernel sets for itself.
+  auto tg = dims(r.dispatch().threads_per_threadgroup());
+  uint64_t threads = uint64_t(tg[0]) * tg[1] * tg[2];
+  if (kernel->contains("attributes"))
+    for (const auto &a : (*kernel)["attributes"]) {
+      std::string attr = a.is_string() ? a.get<std::string>() : "";
+      const std::string prefix = "max_total_threads_per_threadgroup:";
+      if (attr.rfind(prefix, 0) == 0 && threads > std::stoull(attr.substr(prefix.size()))) {
+        call->answer(invalid("threads per threadgroup " + show(tg) + " = " + std::to_string(threads) +
+                             " is above kernel '" + name + "''s [[max_total_threads_per_threadgroup(" +
+                             attr.substr(prefix.size()) + ")]]"));
+        return;
+      }
+    }
+
+  // The request's buffers, then its setBytes data as buffers of their own.
+  uint64_t bytesIn = 0;
+  for (int i = 0; i < r.buffers_size(); ++i) {
+    const auto &b = r.buffers(i);
+    auto *out = work.add_buffers();
+    switch (b.contents_case()) {
+    case msl::v1::BufferContents::kInline:
+      out->set_data(b.inline_());
+      out->set_length(b.inline_().size());
+      break;
+    case msl::v1::BufferContents::kDigest: {
+      auto blob = store_.get({b.digest().hash(), b.digest().size_bytes()});
+      if (!blob) {
+        call->answer(Status(StatusCode::FAILED_PRECONDITION,
+                            "buffer " + std::to_string(i) + "'s blob " + quoteForMessage(b.digest().hash()) +
+                                " is not in the store: upload it with BatchUpdateBlobs first"));
+        return;
+      }
+      out->set_length(blob->size());
+      out->set_data(blob.take());
+      break;
+    }
+    case msl::v1::BufferContents::kZeros:
+      out->set_length(b.zeros());
+      break;
+    default:
+      out->set_length(0);
+    }
+    bytesIn += out->length();
+  }
+  std::map<uint32_t, std::pair<uint32_t, uint64_t>> bufferAt; // [[buffer(n)]] -> (buffer, offset)
+  for (const auto &b : r.buffer_bindings())
+    if (!bufferAt.emplace(b.index(), std::make_pair(b.buffer(), b.offset())).second) {
+      call->answer(invalid("[[buffer(" + std::to_string(b.index()) + ")]] is bound twice"));
+      return;
+    }
+  for (const auto &b : r.bytes()) {
+    auto *out = work.add_buffers();
+    out->set_data(b.data());
+    out->set_length(b.data().size());
+    if (!bufferAt.emplace(b.index(), std::make_pair(uint32_t(work.buffers_size() - 1), 0)).second) {
+      call->answer(invalid("[[buffer(" + std::to_string(b.index()) + ")]] is bound twice"));
+      return;
+    }
+  }
+  std::map<uint32_t, uint32_t> threadgroupAt;
+  for (const auto &t : r.threadgroup_memory())
+    threadgroupAt[t.index()] = t.length();
+
+  // Each slot of the entry's args[], as the reflection lists them.
+  std::map<std::string, const json *> argByBinding;
+  for (const auto &a : (*kernel)["arguments"])
+    if (a.contains("index"))
+      argByBinding[a.value("kind", "") + ":" + std::to_string(a.value("index", 0))] = &a;
+  uint64_t threadgroupBytes = kernel->value("threadgroup_memory_bytes", uint64_t(0));
+  std::vector<bool> returned(size_t(work.buffers_size()), false);
+  for (const auto &param : (*kernel)["entry"]["params"]) {
+    std::string p = param.get<std::string>();
+    auto colon = p.find(':');
+    std::string kind = p.substr(0, colon);
+    if (kind == "threadgroup_offset") // [[threadgroup(n)]]: memory the runtime provides
+      kind = "threadgroup";
+    std::string digits = p.substr(colon + 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) {
+      call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s argument " +
+                                                         quoteForMessage(p) + " is not supported by the cpu device yet"));
+      return;
+    }
+    uint32_t index = uint32_t(std::stoul(digits));
+    std::string key = kind + ":" + digits;
+    const json *arg = argByBinding.count(key) ? argByBinding[key] : nullptr;
+    std::string argName = arg ? "'" + arg->value("name", "") + "' " : "";
+    auto *slot = work.add_slots();
+    if (kind == "buffer") {
+      auto it = bufferAt.find(index);
+      if (it == bufferAt.end()) {
+        call->answer(invalid("kernel '" + name + "''s argument " + argName + "at [[buffer(" + std::to_string(index) +
+                             ")]] has no binding"));
+        return;
+      }
+      auto [buffer, offset] = it->second;
+      uint64_t length = work.buffers(int(buffer)).length();
+      uint64_t need = arg ? arg->value("type_size", uint64_t(0)) : 0;
+      if (offset > length || length - offset < need) {
+        call->answer(invalid("kernel '" + name + "''s argument " + argName + "at [[buffer(" + std::to_string(index) +
+                             ")]] needs at least " + std::to_string(std::max<uint64_t>(need, offset)) +
+                             " bytes (its type" + (offset ? " after the binding offset" : std::string()) +
+                             "), but the buffer bound there has " + std::to_string(length - std::min(length, offset))));
+        return;
+      }
+      slot->set_kind(msl::internal::ExecSlot::BUFFER);
+      slot->set_buffer(buffer);
+      slot->set_offset(offset);
+      bool writable = arg && (arg->contains("writable") ? arg->value("writable", false)
+                                                        : arg->value("access", "read") != "read");
+      if (writable && buffer < uint32_t(r.buffers_size()))
+        returned[buffer] = true;
+    } else if (kind == "threadgroup") {
+      auto it = threadgroupAt.find(index);
+      if (it == threadgroupAt.end() || it->second == 0) {
+        call->answer(invalid("kernel '" + name + "''s argument " + argName + "at [[threadgroup(" +
+                             std::to_string(index) + ")]] has no threadgroup memory length"));
+        return;
+      }
+      slot->set_kind(msl::internal::ExecSlot::THREADGROUP);
+      slot->set_length(it->second);
+      threadgroupBytes += (uint64_t(it->second) + 15) / 16 * 16;
+    } else {
+      call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s " + kind +
+                                                         " arguments are not supported by the cpu device yet"));
+      return;
+    }
+  }
+  if (threadgroupBytes > options_.maxThreadgroupMemoryBytes) {
+    call->answer(invalid("kernel '" + name + "' needs " + std::to_string(threadgroupBytes) +
+                         " bytes of threadgroup memory; the device has " +
+                         std::to_string(options_.maxThreadgroupMemoryBytes)));
+    return;
+  }
+  for (uint32_t i = 0; i < returned.size(); ++i)
+    if (returned[i]) {
+      work.mutable_buffers(int(i))->set_returned(true);
+      job->returned.push_back(i);
+    }
+
+  // The dispatch: threadgroups in the grid, and for dispatchThreads the grid.
+  const auto &d = r.dispatch();
+  bool inThreads = d.grid_case() == msl::v1::Dispatch::kThreads;
+  auto grid = dims(inThreads ? d.threads() : d.threadgroups());
+  for (int c = 0; c < 3; ++c) {
+    work.add_threads_per_threadgroup(tg[c]);
+    work.add_threadgroups(inThreads ? (grid[c] + tg[c] - 1) / tg[c] : grid[c]);
+    if (inThreads)
+      work.add_grid_threads(grid[c]);
+  }
+  work.set_module(std::move(module));
+  work.set_module_digest(moduleDigest);
+  work.set_symbol(job->symbol);
+  work.set_repeat(std::max(1u, r.repeat()));
+  job->timeout = std::chrono::milliseconds(r.timeout_ms() ? r.timeout_ms() : options_.defaultTimeoutMs);
+  metrics_.executeBytesIn.Increment(double(bytesIn));
+
+  if (call->answered())
+    return; // cancelled meanwhile
+  switch (queue_.push(call->client, job)) {
+  case FairQueue<Job>::Push::Ok:
+    return;
+  case FairQueue<Job>::Push::Full:
+  case FairQueue<Job>::Push::ClientFull:
+    call->answer(Status(StatusCode::RESOURCE_EXHAUSTED, "the execution queue is full; retry later"));
+    return;
+  }
+}
+
+void ExecuteService::cancel(const std::shared_ptr<Call> &call) {
+  call->cancel = true; // a running kernel's worker is killed
+  std::shared_ptr<CompileService::Call> compileCall;
+  {
+    std::lock_guard lock(call->mu);
+    compileCall = call->compileCall;
+  }
+  if (compileCall)
+    compiler_.cancel(compileCall);
+  call->answer(Status(StatusCode::CANCELLED, "the client cancelled the execution or its deadline passed"));
+}
+
+void ExecuteService::dispatch() {
+  while (std::shared_ptr<Job> job = queue_.pop()) {
+    auto &call = *job->call;
+    if (call.answered())
+      continue; // cancelled while it waited
+    msl::internal::ExecWorkerResponse result;
+    WorkerPool::Outcome outcome = cpuWorkers_->run(job->work, result, &call.cancel, job->timeout);
+    const std::string what = "kernel '" + call.kernel + "' on cpu";
+    Status status;
+    switch (outcome.kind) {
+    case WorkerPool::Outcome::Kind::Ok:
+      if (!result.error().empty())
+        status = Status(StatusCode::FAILED_PRECONDITION, what + ": " + result.error());
+      break;
+    case WorkerPool::Outcome::Kind::Faulted:
+      metrics_.kernelFaults.Increment();
+      status = Status(StatusCode::ABORTED, what + " faulted: " + outcome.detail +
+                                               "; nothing it wrote is returned, and its worker was replaced");
+      break;
+    case WorkerPool::Outcome::Kind::TimedOut:
+      metrics_.execWorkerTimeouts.Increment();
+      status = Status(StatusCode::DEADLINE_EXCEEDED, what + ": " + outcome.detail);
+      break;
+    case WorkerPool::Outcome::Kind::OutOfMemory:
+      status = Status(StatusCode::RESOURCE_EXHAUSTED, what + ": " + outcome.detail + " (msld --exec-memory-mb)");
+      break;
+    case WorkerPool::Outcome::Kind::TooLarge:
+      status = Status(StatusCode::RESOURCE_EXHAUSTED, what + ": " + outcome.detail);
+      break;
+    case WorkerPool::Outcome::Kind::Cancelled:
+      status = Status(StatusCode::CANCELLED, what + ": " + outcome.detail);
+      break;
+    case WorkerPool::Outcome::Kind::Crashed:
+      metrics_.execWorkerCrashes.Increment();
+      status = Status(StatusCode::INTERNAL, what + ": " + outcome.detail + "; the worker was replaced");
+      break;
+    case WorkerPool::Outcome::Kind::Unavailable:
+      status = Status(StatusCode::UNAVAILABLE, outcome.detail);
+      break;
+    }
+    msl::v1::ExecuteResponse response;
+    if (status.ok()) {
+      if (size_t(result.buffers_size()) != job->returned.size()) {
+        status = Status(StatusCode::INTERNAL, what + ": the execution worker returned " +
+                                                  std::to_string(result.buffers_size()) + " buffers, not " +
+                                                  std::to_string(job->returned.size()));
+      } else {
+        response.set_device("cpu");
+        response.set_symbol(job->symbol);
+        response.set_compile_cache_hit(job->compileHit);
+        for (int64_t ns : result.dispatch_time_ns()) {
+          response.add_dispatch_time_ns(ns);
+          metrics_.kernelTimeCpu.Observe(double(ns) * 1e-9);
+        }
+        size_t budget = options_.inlineResponseBytes;
+        for (size_t i = 0; i < job->returned.size() && status.ok(); ++i) {
+          auto *out = response.add_buffers();
+          out->set_buffer(job->returned[i]);
+          std::string &bytes = *result.mutable_buffers(int(i));
+          metrics_.executeBytesOut.Increment(double(bytes.size()));
+          if (bytes.size() <= options_.inlineBufferBytes && bytes.size() <= budget) {
+            budget -= bytes.size();
+            out->set_inline_data(std::move(bytes));
+            continue;
+          }
+          auto digest = store_.putBytes(bytes);
+          if (!digest) {
+            status = Status(StatusCode::INTERNAL, "storing a result buffer failed: " + digest.status().toString());
+            break;
+          }
+          out->mutable_digest()->set_hash(digest->hash);
+          out->mutable_digest()->set_size_bytes(digest->size_bytes);
+        }
+      }
+    }
+    call.answer(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
+  }
+}
+
+} // namespace msl::service

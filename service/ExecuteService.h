@@ -1,0 +1,94 @@
+//===- ExecuteService.h - The logic of the Executor service ---------------===//
+//
+// Execute: compile the kernel through the CompileService (so the action
+// cache answers a repeat), check the request against the kernel's
+// reflection and the device's limits, bind the arguments as Metal does, and
+// run it in an execution worker process (msld-exec-worker) taken from a
+// fair, bounded queue. Like CompileService, no server thread waits: the
+// answer comes from a dispatcher, and a caller that goes away stops its run.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "CompileService.h"
+#include "FairQueue.h"
+#include "Metrics.h"
+#include "WorkerPool.h"
+#include "msl/cache/ContentStore.h"
+#include "msl/internal/exec_worker.pb.h"
+#include "msl/v1/execute.pb.h"
+
+#include <functional>
+#include <grpcpp/support/status.h>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace msl::service {
+
+struct ExecuteServiceOptions {
+  /// Largest buffer one binding may use. 256 MiB.
+  uint64_t maxBufferBytes = 256ull << 20;
+  /// All buffers of one Execute together. 512 MiB.
+  uint64_t maxExecuteBytes = 512ull << 20;
+  /// setBytes data, as Metal allows. 4 KiB.
+  size_t maxBytesBinding = 4096;
+  /// Buffers, bindings, setBytes and threadgroup bindings per request. 31
+  /// each (Metal's argument table).
+  size_t maxBindings = 31;
+  /// Dispatches in a row. 1000.
+  uint32_t maxRepeat = 1000;
+  /// The CPU device's limits (Metal's: 1024 threads, 32 KiB).
+  uint32_t maxThreadsPerThreadgroup = 1024;
+  uint64_t maxThreadgroupMemoryBytes = 32 << 10;
+  /// Time limit of one Execute when the request gives none, and the most it
+  /// may ask for. 10 s, 300 s.
+  uint32_t defaultTimeoutMs = 10000;
+  uint32_t maxTimeoutMs = 300000;
+  /// Buffers up to this size come back inline (all of them are in the store
+  /// too when larger). 1 MiB each, 8 MiB in all.
+  size_t inlineBufferBytes = 1 << 20;
+  size_t inlineResponseBytes = 8 << 20;
+  /// Executions waiting for a worker.
+  FairQueueOptions queue;
+};
+
+class ExecuteService {
+public:
+  using Done = std::function<void(grpc::Status, msl::v1::ExecuteResponse)>;
+  class Call;
+
+  /// `cpuWorkers` null: no CPU device (ListDevices is empty, Execute fails).
+  ExecuteService(cache::ContentStore &store, CompileService &compiler, WorkerPool *cpuWorkers,
+                 ServiceMetrics &metrics, ExecuteServiceOptions options = {});
+  ~ExecuteService();
+
+  grpc::Status listDevices(const msl::v1::ListDevicesRequest &request, msl::v1::ListDevicesResponse &response);
+  /// Answers through `done` exactly once, now or from a dispatcher.
+  std::shared_ptr<Call> execute(const msl::v1::ExecuteRequest &request, const std::string &client, Done done);
+  void cancel(const std::shared_ptr<Call> &call);
+  void shutdown();
+
+private:
+  struct Job;
+  grpc::Status checkRequest(const msl::v1::ExecuteRequest &request) const;
+  /// Reflection + module in hand: check the bindings and build the job.
+  void prepare(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
+               const std::string &reflection, bool compileHit);
+  void prepareChecked(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
+                      const std::string &reflection, bool compileHit);
+  void dispatch();
+  msl::v1::Device cpuDevice() const;
+
+  cache::ContentStore &store_;
+  CompileService &compiler_;
+  WorkerPool *cpuWorkers_;
+  ServiceMetrics &metrics_;
+  ExecuteServiceOptions options_;
+  FairQueue<Job> queue_;
+  std::vector<std::thread> dispatchers_;
+  std::mutex mu_;
+  bool stopped_ = false;
+};
+
+} // namespace msl::service

@@ -1,0 +1,493 @@
+// The work-group function (executor/WorkGroupFunction.h), end to end: real
+// MSL compiled by msl::compiler::compile() for x86_64, the work-group
+// function built in the bitcode's module, optimized for the host and
+// JIT-compiled with ORC, each threadgroup run from the test, and the results
+// compared with references computed here. Inputs are random with fixed seeds.
+#include "WorkGroupFunction.h"
+#include "msl/compiler/Compiler.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using msl::executor::WorkGroupFunction;
+using WgFn = void (*)(void **, const uint32_t *, char *);
+using U3 = std::array<uint32_t, 3>;
+
+// The barrier hooks resolve to nothing: the original one-work-item entries
+// still call them, the work-group functions must not (checked in the IR).
+void testBarrierHook(uint32_t) {}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool callsBarrierHook(const llvm::Function &f) {
+  for (const llvm::Instruction &i : llvm::instructions(f))
+    if (auto *call = llvm::dyn_cast<llvm::CallBase>(&i))
+      if (const llvm::Function *callee = call->getCalledFunction();
+          callee && callee->getName().starts_with("__msl_") && callee->getName().ends_with("_barrier"))
+        return true;
+  return false;
+}
+
+/// A compiled MSL source with the work-group functions of some kernels, JIT-compiled.
+class Program {
+public:
+  void load(const std::string &source, const std::vector<std::string> &kernels, unsigned maxThreads = 1024,
+            std::vector<std::string> options = {}) {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    msl::compiler::CompileJob job;
+    job.mainSource = source;
+    job.options = std::move(options);
+    job.outputs = {msl::compiler::OutputKind::LLVMBitcode};
+    auto result = msl::compiler::compile(job);
+    for (const auto &d : result.diagnostics)
+      ADD_FAILURE() << d.file << ":" << d.line << ": " << d.message;
+    ASSERT_TRUE(result.success);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto buffer = llvm::MemoryBuffer::getMemBuffer(result.artifacts[msl::compiler::OutputKind::LLVMBitcode],
+                                                   "kernel.bc", false);
+    auto module = llvm::parseBitcodeFile(buffer->getMemBufferRef(), *context);
+    ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+    llvm::Module &m = **module;
+
+    for (const auto &k : kernels) {
+      auto wg = msl::executor::buildWorkGroupFunction(m, k, maxThreads);
+      ASSERT_TRUE(bool(wg)) << k << ": " << llvm::toString(wg.takeError());
+      llvm::Function *f = m.getFunction(wg->symbol);
+      ASSERT_NE(f, nullptr);
+      EXPECT_FALSE(callsBarrierHook(*f)) << k;
+      info_[k] = *wg;
+    }
+
+    if (const char *dump = std::getenv("MSL_WG_DUMP"); dump && std::string(dump) == "built")
+      for (const auto &k : kernels)
+        m.getFunction(info_[k].symbol)->print(llvm::errs());
+    // For the host CPU, then optimized as the runtime would.
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    ASSERT_TRUE(bool(jtmb));
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = jtmb->createTargetMachine();
+    ASSERT_TRUE(bool(tm));
+    std::string cpu = llvm::sys::getHostCPUName().str();
+    std::string features = (*tm)->getTargetFeatureString().str();
+    for (llvm::Function &f : m) {
+      if (f.isDeclaration())
+        continue;
+      f.removeFnAttr("target-cpu");
+      f.removeFnAttr("target-features");
+      f.removeFnAttr("tune-cpu");
+      f.addFnAttr("target-cpu", cpu);
+      f.addFnAttr("target-features", features);
+    }
+    m.setDataLayout((*tm)->createDataLayout());
+    {
+      llvm::LoopAnalysisManager lam;
+      llvm::FunctionAnalysisManager fam;
+      llvm::CGSCCAnalysisManager cgam;
+      llvm::ModuleAnalysisManager mam;
+      llvm::PassBuilder pb(tm->get());
+      pb.registerModuleAnalyses(mam);
+      pb.registerCGSCCAnalyses(cgam);
+      pb.registerFunctionAnalyses(fam);
+      pb.registerLoopAnalyses(lam);
+      pb.crossRegisterProxies(lam, fam, cgam, mam);
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
+    }
+    for (const auto &k : kernels) {
+      llvm::Function *f = m.getFunction(info_[k].symbol);
+      ASSERT_NE(f, nullptr);
+      EXPECT_FALSE(callsBarrierHook(*f)) << k;
+      llvm::raw_string_ostream os(ir_[k]);
+      f->print(os);
+      if (const char *dump = std::getenv("MSL_WG_DUMP"); dump && std::string(dump) == "optimized")
+        llvm::errs() << ir_[k];
+    }
+
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+    jit_ = std::move(*jit);
+    auto &dylib = jit_->getMainJITDylib();
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    ASSERT_TRUE(bool(gen));
+    dylib.addGenerator(std::move(*gen));
+    llvm::orc::SymbolMap hooks;
+    for (const char *h : {"__msl_threadgroup_barrier", "__msl_simdgroup_barrier"})
+      hooks[jit_->mangleAndIntern(h)] = {llvm::orc::ExecutorAddr::fromPtr(&testBarrierHook),
+                                         llvm::JITSymbolFlags::Exported};
+    ASSERT_FALSE(bool(dylib.define(llvm::orc::absoluteSymbols(hooks))));
+    ASSERT_FALSE(bool(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(*module), std::move(context)))));
+    for (const auto &k : kernels) {
+      auto addr = jit_->lookup(info_[k].symbol);
+      ASSERT_TRUE(bool(addr)) << llvm::toString(addr.takeError());
+      fns_[k] = addr->toPtr<WgFn>();
+    }
+  }
+
+  WgFn fn(const std::string &k) const { return fns_.at(k); }
+  const WorkGroupFunction &info(const std::string &k) const { return info_.at(k); }
+  const std::string &ir(const std::string &k) const { return ir_.at(k); }
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::map<std::string, WgFn> fns_;
+  std::map<std::string, WorkGroupFunction> info_;
+  std::map<std::string, std::string> ir_;
+};
+
+/// The launch vector of one threadgroup (compiler/EntryPoints.h).
+std::array<uint32_t, 18> launchOf(U3 group, U3 groups, U3 tgSize, U3 grid) {
+  std::array<uint32_t, 18> l{};
+  for (int c = 0; c < 3; ++c) {
+    l[3 + c] = group[c];
+    l[6 + c] = std::min(tgSize[c], grid[c] - group[c] * tgSize[c]);
+    l[9 + c] = groups[c];
+    l[12 + c] = tgSize[c];
+    l[15 + c] = grid[c];
+  }
+  return l;
+}
+
+/// Runs every threadgroup serially. dispatchThreads(grid, tg) when
+/// `threads`, else dispatchThreadgroups(grid = groups, tg).
+/// `threadgroupArgs`: the [[threadgroup(n)]] lengths, placed after the
+/// kernel's threadgroup variables; their pointers go to the args[] slots
+/// `threadgroupSlots`.
+void dispatch(const Program &p, const std::string &k, std::vector<void *> args, U3 gridOrGroups, U3 tg,
+              bool threads, std::vector<std::pair<size_t, size_t>> threadgroupArgs = {}) {
+  U3 groups, grid;
+  for (int c = 0; c < 3; ++c) {
+    groups[c] = threads ? (gridOrGroups[c] + tg[c] - 1) / tg[c] : gridOrGroups[c];
+    grid[c] = threads ? gridOrGroups[c] : gridOrGroups[c] * tg[c];
+  }
+  const WorkGroupFunction &info = p.info(k);
+  size_t bytes = (info.threadgroupGlobalsBytes + 15) & ~size_t(15);
+  std::vector<size_t> offsets;
+  for (auto [slot, length] : threadgroupArgs) {
+    offsets.push_back(bytes);
+    bytes += (length + 15) & ~size_t(15);
+  }
+  alignas(64) static thread_local char memory[64 * 1024];
+  ASSERT_LE(bytes, sizeof(memory));
+  for (size_t i = 0; i < threadgroupArgs.size(); ++i)
+    args[threadgroupArgs[i].first] = memory + offsets[i];
+  for (uint32_t z = 0; z < groups[2]; ++z)
+    for (uint32_t y = 0; y < groups[1]; ++y)
+      for (uint32_t x = 0; x < groups[0]; ++x) {
+        auto launch = launchOf({x, y, z}, groups, tg, grid);
+        std::memset(memory, 0xcd, bytes); // threadgroup memory starts undefined
+        p.fn(k)(args.data(), launch.data(), memory);
+      }
+}
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = d(rng);
+  return v;
+}
+
+// Exactly representable values: float sums in any order agree.
+std::vector<float> randomSmallIntegers(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(-100, 100);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = float(d(rng));
+  return v;
+}
+
+const char *kSaxpy = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void saxpy(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                  constant float &a [[buffer(2)]], device uint4 *info [[buffer(3)]],
+                  uint id [[thread_position_in_grid]], uint grid [[threads_per_grid]],
+                  uint tptg [[threads_per_threadgroup]], uint dtptg [[dispatch_threads_per_threadgroup]],
+                  uint group [[threadgroup_position_in_grid]], uint lid [[thread_position_in_threadgroup]]) {
+  y[id] = a * x[id] + y[id];
+  info[id] = uint4(grid, tptg, dtptg, group * 1000 + lid);
+}
+kernel void scale(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                  uint id [[thread_position_in_grid]]) {
+  y[id] = 3.0f * x[id] + 1.0f;
+}
+)";
+
+TEST(WorkGroupFunction, SaxpyDispatchThreadsLeavesTheTailAlone) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kSaxpy, {"saxpy", "scale"}));
+  const uint32_t n = 1000, tg = 256, padded = 1024;
+  auto x = randomFloats(padded, 1), y0 = randomFloats(padded, 2);
+  auto y = y0;
+  float a = 2.5f;
+  std::vector<std::array<uint32_t, 4>> info(padded, {7, 7, 7, 7});
+  dispatch(p, "saxpy", {x.data(), y.data(), &a, info.data()}, {n, 1, 1}, {tg, 1, 1}, true);
+  for (uint32_t i = 0; i < padded; ++i) {
+    if (i < n) {
+      ASSERT_TRUE(y[i] == a * x[i] + y0[i] || y[i] == std::fma(a, x[i], y0[i])) << i; // contracted or not
+      uint32_t group = i / tg;
+      std::array<uint32_t, 4> want{n, std::min(tg, n - group * tg), tg, group * 1000 + i % tg};
+      ASSERT_EQ(info[i], want) << i;
+    } else {
+      ASSERT_EQ(y[i], y0[i]) << "thread " << i << " outside the grid ran";
+      ASSERT_EQ(info[i], (std::array<uint32_t, 4>{7, 7, 7, 7}));
+    }
+  }
+}
+
+TEST(WorkGroupFunction, WorkItemLoopVectorizes) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kSaxpy, {"saxpy", "scale"}));
+  const std::string &ir = p.ir("scale");
+  EXPECT_TRUE(ir.find("x float>") != std::string::npos) << ir;
+  // And it computes the right thing.
+  auto x = randomFloats(4096, 3);
+  std::vector<float> y(4096);
+  dispatch(p, "scale", {x.data(), y.data()}, {16, 1, 1}, {256, 1, 1}, false);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_TRUE(y[i] == 3.0f * x[i] + 1.0f || y[i] == std::fma(3.0f, x[i], 1.0f)) << i;
+}
+
+class ReduceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReduceTest, BarrierInALoopWithThreadgroupMemory) {
+  const std::string kernel = GetParam();
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(readFile(MSLD_SOURCE_DIR "/examples/reduce.metal"), {"reduce_sum", "reduce_sum_dynamic"}));
+  EXPECT_EQ(p.info("reduce_sum").threadgroupGlobalsBytes, 256u * 4);
+  EXPECT_EQ(p.info("reduce_sum_dynamic").threadgroupGlobalsBytes, 0u);
+  for (uint32_t tg : {256u, 64u, 1u}) {
+    const uint32_t groups = 9, n = groups * tg - tg / 3;
+    auto in = randomSmallIntegers(groups * tg, 10 + tg);
+    std::vector<float> partial(groups + 1, -12345.0f);
+    std::vector<std::pair<size_t, size_t>> tgArgs;
+    if (kernel == "reduce_sum_dynamic")
+      tgArgs = {{3, tg * sizeof(float)}};
+    std::vector<void *> args{in.data(), partial.data(), const_cast<uint32_t *>(&n), nullptr};
+    dispatch(p, kernel, args, {groups, 1, 1}, {tg, 1, 1}, false, tgArgs);
+    for (uint32_t g = 0; g < groups; ++g) {
+      float want = 0;
+      for (uint32_t i = g * tg; i < (g + 1) * tg && i < n; ++i)
+        want += in[i];
+      ASSERT_EQ(partial[g], want) << "group " << g << " of " << tg;
+    }
+    ASSERT_EQ(partial[groups], -12345.0f);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, ReduceTest, ::testing::Values("reduce_sum", "reduce_sum_dynamic"));
+
+TEST(WorkGroupFunction, HillisSteeleScan) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const int *in [[buffer(0)]], device int *out [[buffer(1)]],
+                 uint lid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                 uint n [[threads_per_threadgroup]]) {
+  threadgroup int buf[2][256];
+  uint cur = 0;
+  buf[0][lid] = in[gid];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint off = 1; off < n; off *= 2) {
+    int v = buf[cur][lid];
+    if (lid >= off)
+      v += buf[cur][lid - off];
+    buf[1 - cur][lid] = v;
+    cur = 1 - cur;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  out[gid] = buf[cur][lid];
+}
+)",
+            {"scan"}));
+  EXPECT_EQ(p.info("scan").threadgroupGlobalsBytes, 2u * 256 * 4);
+  for (uint32_t tg : {256u, 100u, 7u}) {
+    const uint32_t groups = 5;
+    std::mt19937 rng(tg);
+    std::uniform_int_distribution<int> d(-1000, 1000);
+    std::vector<int> in(groups * tg), out(groups * tg);
+    for (auto &v : in)
+      v = d(rng);
+    dispatch(p, "scan", {in.data(), out.data()}, {groups, 1, 1}, {tg, 1, 1}, false);
+    for (uint32_t g = 0; g < groups; ++g) {
+      int sum = 0;
+      for (uint32_t i = 0; i < tg; ++i) {
+        sum += in[g * tg + i];
+        ASSERT_EQ(out[g * tg + i], sum) << "group " << g << " item " << i << " of " << tg;
+      }
+    }
+  }
+}
+
+TEST(WorkGroupFunction, BarrierUnderAUniformCondition) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void cond(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                 constant uint &mode [[buffer(2)]], uint lid [[thread_position_in_threadgroup]],
+                 uint gid [[thread_position_in_grid]], uint tgs [[threads_per_threadgroup]]) {
+  threadgroup float t[128];
+  float v = in[gid];
+  t[lid] = v;
+  if (mode == 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    v = t[tgs - 1 - lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    t[lid] = v * 2.0f;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = t[(lid + 1) % tgs] + v;
+}
+)",
+            {"cond"}));
+  const uint32_t tg = 128, groups = 3;
+  auto in = randomFloats(tg * groups, 5);
+  for (uint32_t mode : {0u, 1u}) {
+    std::vector<float> out(in.size());
+    dispatch(p, "cond", {in.data(), out.data(), &mode}, {groups, 1, 1}, {tg, 1, 1}, false);
+    for (uint32_t g = 0; g < groups; ++g)
+      for (uint32_t l = 0; l < tg; ++l) {
+        auto at = [&](uint32_t i) { return in[g * tg + i]; };
+        float want = mode == 0 ? at((l + 1) % tg) + at(l)
+                               : 2.0f * at(tg - 1 - (l + 1) % tg) + at(tg - 1 - l);
+        ASSERT_FLOAT_EQ(out[g * tg + l], want) << "mode " << mode << " item " << l;
+      }
+  }
+}
+
+TEST(WorkGroupFunction, TwoDimensionalPartialThreadgroups) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k2(device uint *out [[buffer(0)]], constant uint2 &size [[buffer(1)]],
+               uint2 gid [[thread_position_in_grid]], uint2 lid [[thread_position_in_threadgroup]],
+               uint2 tptg [[threads_per_threadgroup]], uint index [[thread_index_in_threadgroup]],
+               uint2 grid [[threads_per_grid]]) {
+  threadgroup uint tile[8][16];
+  tile[lid.y][lid.x] = gid.x + 1000 * gid.y;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  uint right = tile[lid.y][(lid.x + 1) % tptg.x];
+  out[gid.y * size.x + gid.x] = right + 1000000 * index + 100000000 * (grid.x == size.x && grid.y == size.y);
+}
+)",
+            {"k2"}));
+  const uint32_t w = 50, h = 37;
+  U3 tg{16, 8, 1};
+  std::vector<uint32_t> out(w * h + 1, 5);
+  uint32_t size[2] = {w, h};
+  dispatch(p, "k2", {out.data(), size}, {w, h, 1}, tg, true);
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) {
+      uint32_t gx = x / 16 * 16, lx = x % 16, ly = y % 8;
+      uint32_t tw = std::min(16u, w - gx);
+      uint32_t right = gx + (lx + 1) % tw + 1000 * y;
+      uint32_t want = right + 1000000 * (lx + tw * ly) + 100000000;
+      ASSERT_EQ(out[y * w + x], want) << x << "," << y;
+    }
+  ASSERT_EQ(out[w * h], 5u);
+}
+
+TEST(WorkGroupFunction, ParallelThreadgroupsHaveTheirOwnThreadgroupMemory) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(readFile(MSLD_SOURCE_DIR "/examples/reduce.metal"), {"reduce_sum"}));
+  const uint32_t tg = 256, groups = 64, n = groups * tg;
+  auto in = randomSmallIntegers(n, 99);
+  std::vector<float> want(groups, 0);
+  for (uint32_t i = 0; i < n; ++i)
+    want[i / tg] += in[i];
+  for (int round = 0; round < 20; ++round) {
+    std::vector<float> partial(groups, 0);
+    auto run = [&](uint32_t first) {
+      alignas(64) static thread_local char memory[4096];
+      std::vector<void *> args{in.data(), partial.data(), const_cast<uint32_t *>(&n)};
+      for (uint32_t g = first; g < groups; g += 2) {
+        auto launch = launchOf({g, 0, 0}, {groups, 1, 1}, {tg, 1, 1}, {n, 1, 1});
+        p.fn("reduce_sum")(args.data(), launch.data(), memory);
+      }
+    };
+    std::thread a(run, 0), b(run, 1);
+    a.join();
+    b.join();
+    ASSERT_EQ(partial, want) << "round " << round;
+  }
+}
+
+TEST(WorkGroupFunction, PrivateArraysLiveAcrossBarriersPerWorkItem) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void priv(device const uint *in [[buffer(0)]], device uint *out [[buffer(1)]],
+                 uint lid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
+  threadgroup uint t[64];
+  uint a[8];
+  for (uint i = 0; i < 8; ++i)
+    a[i] = in[gid] * (i + 1);
+  t[lid] = a[in[gid] % 8];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  uint k = t[63 - lid] % 8;
+  out[gid] = a[k] + t[lid ^ 1];
+}
+)",
+                                 {"priv"}, 64));
+  const uint32_t tg = 64, groups = 3;
+  std::mt19937 rng(7);
+  std::vector<uint32_t> in(tg * groups), out(tg * groups);
+  for (auto &v : in)
+    v = rng() % 1000;
+  dispatch(p, "priv", {in.data(), out.data()}, {groups, 1, 1}, {tg, 1, 1}, false);
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t l = 0; l < tg; ++l) {
+      auto t = [&](uint32_t i) { uint32_t v = in[g * tg + i]; return v * (v % 8 + 1); };
+      uint32_t v = in[g * tg + l];
+      uint32_t want = v * (t(63 - l) % 8 + 1) + t(l ^ 1);
+      ASSERT_EQ(out[g * tg + l], want) << l;
+    }
+}
+
+TEST(WorkGroupFunction, AMissingEntryIsAnErrorAndChangesNothing) {
+  // A module without the entry: an error, and the module unchanged.
+  llvm::LLVMContext ctx;
+  llvm::Module m("empty", ctx);
+  auto r = msl::executor::buildWorkGroupFunction(m, "nope", 64);
+  ASSERT_FALSE(bool(r));
+  llvm::consumeError(r.takeError());
+  EXPECT_TRUE(m.empty());
+}
+
+} // namespace

@@ -1,0 +1,422 @@
+// The Executor service through the real msld: `mslc run` on the examples
+// with answers computed here, ListDevices, the request errors, and the
+// faults (an endless kernel, an out-of-bounds write) after which the daemon
+// serves on. Tests that run kernels need build/bin/msld-exec-worker and are
+// skipped without it.
+#include "DaemonFixture.h"
+#include "msl/client/Client.h"
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace msl::test {
+namespace {
+
+namespace fs = std::filesystem;
+using grpc::StatusCode;
+
+bool haveExecWorker() { return fs::exists(fs::path(binDir()) / "msld-exec-worker"); }
+
+#define REQUIRE_EXEC_WORKER()                                                                    \
+  do {                                                                                          \
+    if (!haveExecWorker())                                                                      \
+      GTEST_SKIP() << binDir() << "/msld-exec-worker is not built: no cpu device to run kernels"; \
+  } while (0)
+
+std::string quote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct MslcResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void writeBytes(const fs::path &p, const std::string &bytes) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+template <class T> std::string bytesOf(const std::vector<T> &v) {
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
+}
+
+std::vector<float> floatsOf(const std::string &bytes) {
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+// The comma-separated values of one --print line.
+std::vector<double> parseLine(const std::string &line) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t comma = line.find(',', start);
+    std::string item = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty() && item != "\n")
+      out.push_back(std::strtod(item.c_str(), nullptr));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> lines(const std::string &text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    out.push_back(text.substr(start, nl - start));
+  if (start < text.size())
+    out.push_back(text.substr(start));
+  return out;
+}
+
+std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = dist(rng);
+  return v;
+}
+
+const char *kSpin = R"(#include <metal_stdlib>
+using namespace metal;
+// Never ends: the atomic keeps the loop from being optimized away.
+kernel void spin(device atomic_uint* counter [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+  while (true)
+    atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
+}
+)";
+
+const char *kOutOfBounds = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void write_far(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+  out[gid + 100000000u] = 1.0f;   // 400 MB past a 16-byte buffer
+}
+)";
+
+class ExecuteTest : public DaemonTest {
+protected:
+  /// msld with its cpu device when the worker is built, else without.
+  Daemon &start() {
+    if (haveExecWorker())
+      return startDaemon();
+    return startDaemon({"--exec-workers", "0"});
+  }
+
+  /// Runs `mslc run ARGS` in `cwd` (the source tree by default).
+  MslcResult mslcRun(const std::vector<std::string> &args, fs::path cwd = MSLD_SOURCE_DIR) {
+    std::string command = "cd " + quote(cwd.string()) + " && " + quote(binDir() + "/mslc") + " run";
+    for (const auto &a : args)
+      command += " " + quote(a);
+    command += " --server " + quote(daemon_->address());
+    fs::path errFile = dir_ / "mslc.stderr";
+    command += " 2>" + quote(errFile.string());
+    MslcResult r;
+    FILE *p = ::popen(command.c_str(), "r");
+    if (!p)
+      return r;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
+      r.out.append(buffer, n);
+    int status = ::pclose(p);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(errFile);
+    return r;
+  }
+
+  /// saxpy over `n` floats through mslc (dispatchThreads of n, threadgroups
+  /// of 256) with y printed; checks y = fma(a, x, y) `repeat` times over.
+  void expectSaxpy(size_t n, unsigned seed, uint32_t repeat = 1) {
+    SCOPED_TRACE("saxpy n=" + std::to_string(n) + " repeat=" + std::to_string(repeat));
+    const float a = 1.75f;
+    auto x = randomFloats(n, seed), y = randomFloats(n, seed + 1);
+    writeBytes(dir_ / "x.bin", bytesOf(x));
+    writeBytes(dir_ / "y.bin", bytesOf(y));
+    std::vector<std::string> args = {"examples/saxpy.metal", "--kernel", "saxpy", "--grid", std::to_string(n),
+                                     "--threadgroup", "256", "--buffer", "0=float:1.75", "--buffer",
+                                     "1=@" + (dir_ / "x.bin").string(), "--buffer",
+                                     "2=@" + (dir_ / "y.bin").string(), "--buffer", "3=uint:" + std::to_string(n),
+                                     "--print", "2", "--out", "2=" + (dir_ / "y.out").string(), "--stats"};
+    if (repeat > 1)
+      args.insert(args.end(), {"--repeat", std::to_string(repeat)});
+    MslcResult r = mslcRun(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<float> want = y;
+    for (uint32_t k = 0; k < repeat; ++k)
+      for (size_t i = 0; i < n; ++i)
+        want[i] = std::fma(a, x[i], want[i]);
+    auto printed = parseLine(r.out);
+    auto written = floatsOf(slurp(dir_ / "y.out"));
+    ASSERT_EQ(printed.size(), n) << r.out.substr(0, 200);
+    ASSERT_EQ(written.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_FLOAT_EQ(float(printed[i]), want[i]) << i;
+      ASSERT_FLOAT_EQ(written[i], want[i]) << i;
+    }
+    // --stats: the compile's cache hit and one kernel time per dispatch.
+    EXPECT_NE(r.err.find("mslc: stats: cache_hit="), std::string::npos) << r.err;
+    int dispatchLines = 0;
+    for (const auto &l : lines(r.err))
+      dispatchLines += l.find("mslc: stats: dispatch ") == 0 && l.find("kernel_time=") != std::string::npos;
+    EXPECT_EQ(dispatchLines, int(repeat)) << r.err;
+  }
+
+  /// examples/reduce.metal's `kernel` over 1000 random floats in
+  /// threadgroups of 256: one partial sum per threadgroup.
+  void expectReduce(const std::string &kernel, std::vector<std::string> extra = {}) {
+    const uint32_t n = 1000, groupSize = 256, groups = (n + groupSize - 1) / groupSize;
+    auto in = randomFloats(n, 42, 0.0f, 1.0f);
+    writeBytes(dir_ / "in.bin", bytesOf(in));
+    std::vector<std::string> args = {"examples/reduce.metal", "--kernel", kernel, "--threadgroups",
+                                     std::to_string(groups), "--threadgroup", std::to_string(groupSize),
+                                     "--buffer", "0=@" + (dir_ / "in.bin").string(), "--buffer",
+                                     "1=zeros:" + std::to_string(groups * 4), "--buffer", "2=uint:" + std::to_string(n),
+                                     "--print", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    MslcResult r = mslcRun(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto partial = parseLine(r.out);
+    ASSERT_EQ(partial.size(), groups) << r.out;
+    for (uint32_t g = 0; g < groups; ++g) {
+      double want = 0;
+      for (uint32_t i = g * groupSize; i < std::min(n, (g + 1) * groupSize); ++i)
+        want += in[i];
+      EXPECT_NEAR(partial[g], want, 1e-3) << "group " << g;
+    }
+  }
+
+  msl::v1::ExecuteRequest saxpyRequest(uint32_t n) {
+    msl::v1::ExecuteRequest req;
+    *req.mutable_compile() = compileRequest(readSourceFile("examples/saxpy.metal"));
+    req.set_kernel("saxpy");
+    float a = 2.0f;
+    std::vector<float> x(n, 1.0f), y(n, 3.0f);
+    req.add_buffers()->set_inline_(std::string(reinterpret_cast<const char *>(&a), 4));
+    req.add_buffers()->set_inline_(bytesOf(x));
+    req.add_buffers()->set_inline_(bytesOf(y));
+    req.add_buffers()->set_inline_(std::string(reinterpret_cast<const char *>(&n), 4));
+    for (uint32_t i = 0; i < 4; ++i) {
+      auto *b = req.add_buffer_bindings();
+      b->set_index(i);
+      b->set_buffer(i);
+    }
+    req.mutable_dispatch()->mutable_threads()->set_x(n);
+    req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(64);
+    return req;
+  }
+
+  /// The daemon still runs kernels: a small saxpy gives 2 * 1 + 3.
+  void expectServesOn() {
+    SCOPED_TRACE("the daemon serves on");
+    msl::client::Client client(daemon_->address());
+    auto r = client.execute(saxpyRequest(100));
+    ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+    ASSERT_EQ(r->buffers_size(), 1);
+    EXPECT_EQ(r->buffers(0).buffer(), 2u);
+    auto y = floatsOf(r->buffers(0).inline_data());
+    ASSERT_EQ(y.size(), 100u);
+    for (float v : y)
+      ASSERT_EQ(v, 5.0f);
+  }
+};
+
+TEST_F(ExecuteTest, ListDevicesListsTheCpuWithItsLimits) {
+  REQUIRE_EXEC_WORKER();
+  Daemon &d = start();
+  msl::client::Client client(d.address());
+  auto devices = client.listDevices();
+  ASSERT_TRUE(devices.ok()) << msl::client::describeStatus(devices.status());
+  const msl::v1::Device *cpu = nullptr;
+  for (const auto &dev : devices->devices())
+    if (dev.name() == "cpu")
+      cpu = &dev;
+  ASSERT_NE(cpu, nullptr) << devices->DebugString();
+  EXPECT_EQ(cpu->kind(), msl::v1::Device::CPU);
+  EXPECT_FALSE(cpu->description().empty());
+  EXPECT_FALSE(cpu->architecture().empty());
+  EXPECT_GE(cpu->compute_units(), 1u);
+  EXPECT_GT(cpu->memory_bytes(), 0u);
+  EXPECT_EQ(cpu->max_threads_per_threadgroup(), 1024u);
+  EXPECT_EQ(cpu->max_threadgroup_memory_bytes(), 32u * 1024);
+  EXPECT_GE(cpu->simd_width(), 1u);
+  EXPECT_GT(cpu->max_buffer_bytes(), 0u);
+}
+
+TEST_F(ExecuteTest, CudaDeviceIsFailedPreconditionWithoutCuda) {
+  Daemon &d = start();
+  msl::client::Client client(d.address());
+  auto req = saxpyRequest(16);
+  req.set_device("cuda:0");
+  auto r = client.execute(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().error_code(), StatusCode::FAILED_PRECONDITION) << r.status().error_message();
+  EXPECT_NE(r.status().error_message().find("no CUDA device is present"), std::string::npos)
+      << r.status().error_message();
+
+  MslcResult m = mslcRun({"examples/saxpy.metal", "--kernel", "saxpy", "--device", "cuda:0", "--grid", "4",
+                          "--threadgroup", "4", "--buffer", "0=float:1", "--buffer", "1=float:1,2,3,4", "--buffer",
+                          "2=zeros:16", "--buffer", "3=uint:4"});
+  EXPECT_EQ(m.status, 1) << m.err;
+  EXPECT_NE(m.err.find("mslc: error: FAILED_PRECONDITION"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("no CUDA device is present"), std::string::npos) << m.err;
+}
+
+TEST_F(ExecuteTest, BadRequestsAreInvalidArgument) {
+  REQUIRE_EXEC_WORKER();
+  Daemon &d = start();
+  msl::client::Client client(d.address());
+  auto expectInvalid = [&](const msl::v1::ExecuteRequest &req, const std::string &needle) {
+    SCOPED_TRACE(needle);
+    auto r = client.execute(req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().error_code(), StatusCode::INVALID_ARGUMENT) << r.status().error_message();
+    EXPECT_NE(r.status().error_message().find(needle), std::string::npos) << r.status().error_message();
+  };
+  auto unknown = saxpyRequest(16);
+  unknown.set_kernel("no_such_kernel");
+  expectInvalid(unknown, "no_such_kernel");
+
+  auto missing = saxpyRequest(16);
+  missing.mutable_buffer_bindings()->RemoveLast(); // [[buffer(3)]], n
+  expectInvalid(missing, "[[buffer(3)]]");
+
+  auto wide = saxpyRequest(16);
+  wide.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(2048);
+  expectInvalid(wide, "2048");
+
+  // Through mslc: exit status 1 and the server's message.
+  MslcResult m = mslcRun({"examples/saxpy.metal", "--kernel", "saxpie", "--grid", "4", "--threadgroup", "4",
+                          "--buffer", "0=float:1", "--buffer", "1=float:1,2,3,4", "--buffer", "2=zeros:16",
+                          "--buffer", "3=uint:4"});
+  EXPECT_EQ(m.status, 1) << m.err;
+  EXPECT_NE(m.err.find("mslc: error: INVALID_ARGUMENT"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("saxpie"), std::string::npos) << m.err;
+  MslcResult unbound = mslcRun({"examples/saxpy.metal", "--kernel", "saxpy", "--grid", "4", "--threadgroup",
+                                "4", "--buffer", "0=float:1", "--buffer", "1=float:1,2,3,4", "--buffer",
+                                "2=zeros:16"});
+  EXPECT_EQ(unbound.status, 1) << unbound.err;
+  EXPECT_NE(unbound.err.find("[[buffer(3)]]"), std::string::npos) << unbound.err;
+  MslcResult tooWide = mslcRun({"examples/saxpy.metal", "--kernel", "saxpy", "--grid", "4096", "--threadgroup",
+                                "2048", "--buffer", "0=float:1", "--buffer", "1=zeros:16384", "--buffer",
+                                "2=zeros:16384", "--buffer", "3=uint:4096"});
+  EXPECT_EQ(tooWide.status, 1) << tooWide.err;
+  EXPECT_NE(tooWide.err.find("INVALID_ARGUMENT"), std::string::npos) << tooWide.err;
+}
+
+TEST_F(ExecuteTest, MslcRunsSaxpy) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  // dispatchThreads of 1000 with threadgroups of 256: the last one partial.
+  expectSaxpy(1000, 1);
+  // A small case with the values inline and the default print type (float,
+  // from the reflection) against an explicit one.
+  MslcResult r = mslcRun({"examples/saxpy.metal", "--kernel", "saxpy", "--threadgroups", "1", "--threadgroup",
+                          "8", "--buffer", "0=float:2", "--buffer", "1=float:1,2,3,4,5", "--buffer",
+                          "2=float:0.5,0.5,0.5,0.5,0.5,9,9,9", "--buffer", "3=uint:5", "--print", "2", "--print",
+                          "2:float", "--print", "1", "--print", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "2.5,4.5,6.5,8.5,10.5,9,9,9\n2.5,4.5,6.5,8.5,10.5,9,9,9\n1,2,3,4,5\n5\n") << r.err;
+}
+
+TEST_F(ExecuteTest, MslcRepeatCarriesStateOver) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  expectSaxpy(512, 5, 3);
+}
+
+TEST_F(ExecuteTest, ReduceSumWithBarriers) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  expectReduce("reduce_sum");
+}
+
+TEST_F(ExecuteTest, ReduceSumWithThreadgroupMemoryFromTheHost) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  expectReduce("reduce_sum_dynamic", {"--threadgroup-memory", "0=1024"});
+}
+
+TEST_F(ExecuteTest, HistogramWithAtomics) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  const uint32_t n = 100000;
+  std::mt19937 rng(9);
+  std::string data(n, '\0');
+  for (auto &c : data)
+    c = char(rng() % 97 + (rng() % 3 == 0 ? 150 : 0)); // uneven bins
+  writeBytes(dir_ / "data.bin", data);
+  MslcResult r = mslcRun({"examples/histogram.metal", "--kernel", "histogram", "--grid", std::to_string(n),
+                          "--threadgroup", "256", "--buffer", "0=@" + (dir_ / "data.bin").string(), "--buffer",
+                          "1=zeros:1024", "--buffer", "2=uint:" + std::to_string(n), "--print", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<uint32_t> want(256, 0);
+  for (unsigned char c : data)
+    ++want[c];
+  auto bins = parseLine(r.out); // atomic_uint bins print as uint
+  ASSERT_EQ(bins.size(), 256u) << r.out;
+  for (int b = 0; b < 256; ++b)
+    EXPECT_EQ(uint32_t(bins[b]), want[b]) << "bin " << b;
+}
+
+TEST_F(ExecuteTest, EndlessKernelIsDeadlineExceededAndTheDaemonServesOn) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  fs::path project = dir_ / "project";
+  writeBytes(project / "spin.metal", kSpin);
+  auto begin = std::chrono::steady_clock::now();
+  MslcResult r = mslcRun({"spin.metal", "--kernel", "spin", "--grid", "1", "--threadgroup", "1", "--buffer",
+                          "0=zeros:4", "--timeout-ms", "500"},
+                         project);
+  auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("DEADLINE_EXCEEDED"), std::string::npos) << r.err;
+  EXPECT_LT(took, std::chrono::seconds(30)); // the compile, then 0.5 s of kernel
+  expectServesOn();
+}
+
+TEST_F(ExecuteTest, OutOfBoundsWriteIsAbortedAndTheDaemonServesOn) {
+  REQUIRE_EXEC_WORKER();
+  start();
+  fs::path project = dir_ / "project";
+  writeBytes(project / "oob.metal", kOutOfBounds);
+  MslcResult r = mslcRun({"oob.metal", "--kernel", "write_far", "--grid", "4", "--threadgroup", "4", "--buffer",
+                          "0=zeros:16"},
+                         project);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("ABORTED"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("write_far"), std::string::npos) << r.err;
+  expectServesOn();
+}
+
+TEST_F(ExecuteTest, MslcReportsCompileErrorsLikeMslcC) {
+  start();
+  fs::path project = dir_ / "project";
+  writeBytes(project / "bad.metal", "kernel void k(device float* a [[buffer(0)]]) { a[0] = ; }\n");
+  MslcResult r = mslcRun({"bad.metal", "--kernel", "k", "--grid", "1", "--threadgroup", "1", "--buffer",
+                          "0=zeros:4"},
+                         project);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bad.metal:1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error:"), std::string::npos) << r.err;
+}
+
+} // namespace
+} // namespace msl::test
