@@ -1,5 +1,7 @@
 #include "CpuDevice.h"
 
+#include <llvm/IR/InstIterator.h>
+
 #include "GuardedMemory.h"
 #include "WorkGroupFunction.h"
 #include "WorkerProtocol.h"
@@ -408,6 +410,14 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
   if (!parsed)
     return fail("cannot read the kernel's bitcode: " + errorText(parsed.takeError()));
   std::unique_ptr<llvm::Module> m = std::move(*parsed);
+  // Metal has no inline assembly, and it would let a kernel reach the OS
+  // past the symbol allow-list (a module may come from a client's upload).
+  if (!m->getModuleInlineAsm().empty())
+    return fail("the module has module-level inline assembly, which Metal does not have");
+  for (llvm::Function &f : *m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (auto *call = llvm::dyn_cast<llvm::CallBase>(&i); call && call->isInlineAsm())
+        return fail("function '" + f.getName().str() + "' uses inline assembly, which Metal does not have");
   llvm::Function *entry = m->getFunction(symbol);
   if (!entry || entry->isDeclaration())
     return fail("the module has no kernel entry '" + symbol + "'");

@@ -383,6 +383,14 @@ kernel void t(texture2d<float, access::read> src [[texture(0)]], device float4* 
   texture.r.add_slots()->set_kind(ExecSlot::HANDLE);
   expectError(texture.r, "__msl_texture");
 
+  // Inline assembly (which MSL source can carry through Clang's GNU
+  // extension) would reach the OS past the symbol allow-list.
+  std::string asmKernel = bitcodeOf(
+      "kernel void a(device int *o [[buffer(0)]]) { __asm__ volatile(\"syscall\"); o[0] = 1; }\n");
+  Request withAsm(asmKernel, "a");
+  withAsm.buffer(std::string(4, '\0'), true).groups(1).threads(1);
+  expectError(withAsm.r, "inline assembly");
+
   // And it still runs kernels.
   runSaxpy(1u << 12, 1, false);
 }

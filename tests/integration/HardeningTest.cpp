@@ -24,7 +24,8 @@ msl::v1::CompileRequest smallRequest(int value) {
   return compileRequest(kSmallKernel, {"-DVALUE=" + std::to_string(value)});
 }
 
-// A compile that runs for minutes unless stopped (2^25 tokens).
+// A compile that runs for minutes unless stopped (2^25 tokens; it reaches the
+// default 4 GiB worker memory limit after some 20-40 s).
 msl::v1::CompileRequest endlessRequest(int variant) {
   return compileRequest(macroBomb(25), {"-DVARIANT=" + std::to_string(variant)});
 }
@@ -285,8 +286,13 @@ TEST_F(HardeningTest, FullQueueRefusesWithRetryHint) {
   ASSERT_NE(hint, ctx.GetServerTrailingMetadata().end());
   EXPECT_GT(std::stoi(std::string(hint->second.data(), hint->second.size())), 0);
   EXPECT_EQ(d.metric("msld_requests_rejected_total{reason=\"queue_full\"}"), 1);
-  for (auto &f : slow)
-    EXPECT_EQ(f.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The slow ones end at their client's deadline, or earlier at the worker's
+  // memory limit (a fast machine reaches 4 GiB of tokens within 20 s).
+  for (auto &f : slow) {
+    auto code = f.get().error_code();
+    EXPECT_TRUE(code == grpc::StatusCode::DEADLINE_EXCEEDED || code == grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << code;
+  }
 }
 
 // Defect 7: clients are served fairly: one client's queued burst does not
