@@ -365,6 +365,20 @@ private:
     return "sample";
   }
 
+  // The value in this compile of the program-scope bool `name` that a
+  // [[function_constant(name)]] argument names (a function constant, or a
+  // constant computed from them); nullopt if it is not one.
+  static std::optional<bool> functionConstantValue(clang::ASTContext &ctx, const std::string &name) {
+    for (clang::NamedDecl *d : ctx.getTranslationUnitDecl()->lookup(&ctx.Idents.get(name))) {
+      auto *var = llvm::dyn_cast<clang::VarDecl>(d);
+      if (!var || !var->getType()->isBooleanType() || !var->getAnyInitializer())
+        continue;
+      if (const clang::APValue *v = var->evaluateValue(); v && v->isInt())
+        return v->getInt().getBoolValue();
+    }
+    return std::nullopt;
+  }
+
   void collect(clang::FunctionDecl *fd, Stage stage) {
     clang::ASTContext &ctx = fd->getASTContext();
     ShaderFunction f;
@@ -397,8 +411,10 @@ private:
         a.addressSpace = "thread";
       }
       a.type = typeName(value);
-      if (auto fc = findMslAttribute(p, "function_constant"))
+      if (auto fc = findMslAttribute(p, "function_constant")) {
         a.functionConstant = fc->argument;
+        a.present = functionConstantValue(ctx, fc->argument).value_or(true);
+      }
       const std::string what = "argument '" + a.name + "' of " + function;
 
       std::optional<MslAttribute> builtin;

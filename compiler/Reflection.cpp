@@ -87,8 +87,10 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
         std::string param = a.kind == ArgKind::Threadgroup ? "threadgroup_offset:" : kindName(a.kind) + std::string(":");
         params.push_back(param + (a.index ? std::to_string(*a.index) : a.name));
       }
-      if (!a.functionConstant.empty())
+      if (!a.functionConstant.empty()) {
         ja["function_constant"] = a.functionConstant;
+        ja["present"] = a.present;
+      }
       if (a.arrayLength)
         ja["array_length"] = a.arrayLength;
       jf["arguments"].push_back(std::move(ja));

@@ -62,6 +62,9 @@ struct ShaderArg {
   unsigned arrayLength = 0;
   /// [[function_constant(name)]]: the argument exists only when it is true.
   std::string functionConstant;
+  /// False when that constant is false in this compile: the argument does
+  /// not exist and needs no binding.
+  bool present = true;
   /// [[stage_in]]: the members of the input struct.
   std::vector<StageVariable> members;
 };

@@ -87,7 +87,13 @@ private:
 
 /// A checked execution, ready for a worker.
 struct ExecuteService::Job {
+  ~Job() {
+    if (counter)
+      *counter -= bytes;
+  }
   std::shared_ptr<Call> call;
+  std::atomic<uint64_t> *counter = nullptr; // bytesInFlight_, while this job holds `bytes`
+  uint64_t bytes = 0;
   msl::internal::ExecWorkerRequest work;
   std::vector<uint32_t> returned; // request buffer positions, in work.buffers order
   std::string symbol;
@@ -430,6 +436,15 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     const json *arg = argByBinding.count(key) ? argByBinding[key] : nullptr;
     std::string argName = arg ? "'" + arg->value("name", "") + "' " : "";
     auto *slot = work.add_slots();
+    if (arg && !arg->value("present", true)) {
+      // [[function_constant(name)]] with that constant false: the argument
+      // does not exist and needs no binding; an empty buffer of its own
+      // stands in (any access lands in its guard pages).
+      slot->set_kind(msl::internal::ExecSlot::BUFFER);
+      slot->set_buffer(uint32_t(work.buffers_size()));
+      work.add_buffers()->set_length(0);
+      continue;
+    }
     if (kind == "buffer") {
       auto it = bufferAt.find(index);
       if (it == bufferAt.end()) {
@@ -501,6 +516,16 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
 
   if (call->answered())
     return; // cancelled meanwhile
+  uint64_t held = bytesIn + work.module().size();
+  if (bytesInFlight_.fetch_add(held) + held > options_.maxBytesInFlight) {
+    bytesInFlight_ -= held;
+    call->answer(Status(StatusCode::RESOURCE_EXHAUSTED,
+                        "msld holds " + std::to_string(options_.maxBytesInFlight) +
+                            " bytes of buffers for executions already; retry later"));
+    return;
+  }
+  job->counter = &bytesInFlight_;
+  job->bytes = held;
   switch (queue_.push(call->client, job)) {
   case FairQueue<Job>::Push::Ok:
     return;

@@ -51,6 +51,10 @@ struct ExecuteServiceOptions {
   size_t inlineResponseBytes = 8 << 20;
   /// Executions waiting for a worker.
   FairQueueOptions queue;
+  /// Buffer bytes msld holds for queued and running executions together;
+  /// past it an Execute is refused (RESOURCE_EXHAUSTED), so memory stays
+  /// bounded however many wait. 1 GiB.
+  uint64_t maxBytesInFlight = 1ull << 30;
 };
 
 class ExecuteService {
@@ -87,6 +91,7 @@ private:
   ExecuteServiceOptions options_;
   FairQueue<Job> queue_;
   std::vector<std::thread> dispatchers_;
+  std::atomic<uint64_t> bytesInFlight_{0};
   std::mutex mu_;
   bool stopped_ = false;
 };

@@ -63,6 +63,10 @@ int main(int argc, char **argv) {
   app.add_option("--exec-timeout-ms", options.execute.defaultTimeoutMs,
                  "time limit of an Execute that gives none")
       ->capture_default_str()->check(CLI::Range(1u, 300000u));
+  uint64_t execBytesMb = options.execute.maxBytesInFlight >> 20;
+  app.add_option("--exec-bytes-in-flight-mb", execBytesMb,
+                 "buffer memory msld holds for queued and running executions")
+      ->capture_default_str()->check(CLI::Range(uint64_t(1), uint64_t(1) << 20));
   app.add_option("--drain-timeout-s", drainS, "on SIGTERM, how long in-flight requests may finish")
       ->capture_default_str();
   app.add_option("--ready-file", readyFile,
@@ -74,6 +78,7 @@ int main(int argc, char **argv) {
   options.drainTimeout = std::chrono::seconds(drainS);
   options.grpcMemoryBytes = grpcMemoryMb << 20;
   exec.memoryLimitBytes = execMemoryMb << 20;
+  options.execute.maxBytesInFlight = execBytesMb << 20;
 
   // Signals are taken by sigwait below, never delivered to worker threads.
   sigset_t stopSignals;

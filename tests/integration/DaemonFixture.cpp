@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <csignal>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -213,6 +214,17 @@ std::string diagnosticsText(const msl::v1::CompileResponse &response) {
     out += d.file() + ":" + std::to_string(d.line()) + ":" + std::to_string(d.column()) + ": " +
            d.message() + "\n";
   return out;
+}
+
+bool haveExecWorker() { return std::filesystem::exists(std::filesystem::path(binDir()) / "msld-exec-worker"); }
+
+std::vector<float> randomFloats(size_t n, unsigned seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = dist(rng);
+  return v;
 }
 
 } // namespace msl::test

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
 
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -101,5 +102,30 @@ std::string sha256Hex(const std::string &bytes);
 
 /// Diagnostics as "file:line:col: message" lines, for failure messages.
 std::string diagnosticsText(const msl::v1::CompileResponse &response);
+
+/// Whether binDir() has msld-exec-worker (the cpu device to run kernels).
+bool haveExecWorker();
+
+/// Skips a test that runs kernels when msld-exec-worker is not built.
+#define REQUIRE_EXEC_WORKER()                                                                      \
+  do {                                                                                            \
+    if (!::msl::test::haveExecWorker())                                                           \
+      GTEST_SKIP() << ::msl::test::binDir()                                                       \
+                   << "/msld-exec-worker is not built: no cpu device to run kernels";             \
+  } while (0)
+
+/// The bytes of a vector of trivially copyable values, and back.
+template <class T> std::string bytesOf(const std::vector<T> &v) {
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
+}
+template <class T> std::vector<T> valuesOf(const std::string &bytes) {
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+inline std::vector<float> floatsOf(const std::string &bytes) { return valuesOf<float>(bytes); }
+
+/// `n` uniform floats in [lo, hi) from mt19937(seed).
+std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f);
 
 } // namespace msl::test

@@ -20,14 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using grpc::StatusCode;
 
-bool haveExecWorker() { return fs::exists(fs::path(binDir()) / "msld-exec-worker"); }
-
-#define REQUIRE_EXEC_WORKER()                                                                    \
-  do {                                                                                          \
-    if (!haveExecWorker())                                                                      \
-      GTEST_SKIP() << binDir() << "/msld-exec-worker is not built: no cpu device to run kernels"; \
-  } while (0)
-
 std::string quote(const std::string &s) {
   std::string out = "'";
   for (char c : s)
@@ -48,16 +40,6 @@ std::string slurp(const fs::path &p) {
 void writeBytes(const fs::path &p, const std::string &bytes) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << bytes;
-}
-
-template <class T> std::string bytesOf(const std::vector<T> &v) {
-  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
-}
-
-std::vector<float> floatsOf(const std::string &bytes) {
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  return v;
 }
 
 // The comma-separated values of one --print line.
@@ -84,15 +66,6 @@ std::vector<std::string> lines(const std::string &text) {
   if (start < text.size())
     out.push_back(text.substr(start));
   return out;
-}
-
-std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto &x : v)
-    x = dist(rng);
-  return v;
 }
 
 const char *kSpin = R"(#include <metal_stdlib>

@@ -3,6 +3,7 @@
 // a regression test of a defect that existed.
 #include "DaemonFixture.h"
 #include "msl/client/Client.h"
+#include "msl/v1/execute.grpc.pb.h"
 
 #include <grpcpp/generic/generic_stub.h>
 
@@ -379,6 +380,32 @@ TEST_F(HardeningTest, WorkerStderrInTheLogIsBounded) {
   std::string log = d.log();
   EXPECT_LT(log.size(), size_t(64 << 10));
   EXPECT_NE(log.find("bytes of worker stderr dropped"), std::string::npos) << log.substr(0, 2000);
+}
+
+// Buffers of queued executions are bounded in all, however many wait.
+TEST_F(HardeningTest, ExecuteBuffersHeldByMsldAreBounded) {
+  Daemon &d = startDaemon({"--exec-bytes-in-flight-mb", "1"});
+  auto stub = msl::v1::Executor::NewStub(d.channel());
+  msl::v1::ExecuteRequest req;
+  *req.mutable_compile() = compileRequest("kernel void k(device int *o [[buffer(0)]]) { o[0] = 1; }\n");
+  req.set_kernel("k");
+  req.add_buffers()->set_zeros(2 << 20);
+  req.add_buffer_bindings()->set_index(0);
+  req.mutable_dispatch()->mutable_threadgroups()->set_x(1);
+  req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(1);
+  msl::v1::ExecuteResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  auto s = stub->Execute(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  // A small one runs.
+  req.mutable_buffers(0)->set_zeros(4);
+  grpc::ClientContext again;
+  again.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  auto ok = stub->Execute(&again, req, &resp);
+  ASSERT_TRUE(ok.ok()) << ok.error_message();
+  ASSERT_EQ(resp.buffers_size(), 1);
+  EXPECT_EQ(resp.buffers(0).inline_data(), std::string("\x01\0\0\0", 4));
 }
 
 } // namespace

@@ -23,3 +23,4 @@ kernel void k(device float *a [[buffer(0)]], device float *bias [[buffer(1), fun
 // CHECK-IR: fadd fast float
 // CHECK-IR: store i32 7
 // CHECK-REFLECTION: "function_constant": "use_bias"
+// CHECK-REFLECTION: "present": true

@@ -1,0 +1,724 @@
+// Kernels with known answers through the real msld's Execute RPC: each
+// kernel is written here, run on the cpu device, and checked against a
+// reference computed here in C++ from random inputs with fixed seeds. The
+// comparison is exact where the kernel is deterministic and every value is
+// exactly representable (small integers, multiples of powers of two); the
+// one tolerance (the random-float matrix multiply) is documented there.
+#include "DaemonFixture.h"
+#include "msl/client/Client.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace msl::test {
+namespace {
+
+using msl::v1::ExecuteRequest;
+using msl::v1::ExecuteResponse;
+
+// An ExecuteRequest built as a Metal host program would encode it.
+struct Kernel {
+  ExecuteRequest req;
+
+  Kernel(const std::string &source, const std::string &name, std::vector<std::string> options = {}) {
+    *req.mutable_compile() = compileRequest(source, std::move(options));
+    req.set_kernel(name);
+  }
+  /// A new buffer with these bytes; its position in req.buffers.
+  uint32_t buffer(const std::string &bytes) {
+    req.add_buffers()->set_inline_(bytes);
+    return uint32_t(req.buffers_size() - 1);
+  }
+  template <class T> uint32_t buffer(const std::vector<T> &values) { return buffer(bytesOf(values)); }
+  /// setBuffer:offset:atIndex:.
+  void bind(uint32_t index, uint32_t buffer, uint64_t offset = 0) {
+    auto *b = req.add_buffer_bindings();
+    b->set_index(index);
+    b->set_buffer(buffer);
+    b->set_offset(offset);
+  }
+  /// A new buffer bound at `index` (offset 0); its position.
+  template <class T> uint32_t bindNew(uint32_t index, const std::vector<T> &values) {
+    uint32_t b = buffer(values);
+    bind(index, b);
+    return b;
+  }
+  /// setBytes:length:atIndex: of one value.
+  template <class T> void bytes(uint32_t index, const T &value) {
+    auto *b = req.add_bytes();
+    b->set_index(index);
+    b->set_data(std::string(reinterpret_cast<const char *>(&value), sizeof value));
+  }
+  void constant(const std::string &key, const std::string &value) {
+    (*req.mutable_compile()->mutable_function_constants())[key] = value;
+  }
+  /// dispatchThreads.
+  void threads(uint32_t x, uint32_t y = 1, uint32_t z = 1) { set(req.mutable_dispatch()->mutable_threads(), x, y, z); }
+  /// dispatchThreadgroups.
+  void threadgroups(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
+    set(req.mutable_dispatch()->mutable_threadgroups(), x, y, z);
+  }
+  void perThreadgroup(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
+    set(req.mutable_dispatch()->mutable_threads_per_threadgroup(), x, y, z);
+  }
+
+private:
+  static void set(msl::v1::Size3 *s, uint32_t x, uint32_t y, uint32_t z) {
+    s->set_x(x);
+    s->set_y(y);
+    s->set_z(z);
+  }
+};
+
+/// The final bytes of request buffer `buffer` ("" and a failure if absent).
+std::string resultBytes(const ExecuteResponse &response, uint32_t buffer) {
+  for (const auto &b : response.buffers())
+    if (b.buffer() == buffer)
+      return b.inline_data();
+  ADD_FAILURE() << "buffer " << buffer << " is not in the response";
+  return "";
+}
+template <class T> std::vector<T> result(const ExecuteResponse &response, uint32_t buffer) {
+  return valuesOf<T>(resultBytes(response, buffer));
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float floatOfBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// n floats k/denominator with k uniform in [lo, hi]: exactly representable,
+/// and so are their sums and products in the tests below.
+std::vector<float> gridFloats(size_t n, unsigned seed, int lo, int hi, float denominator = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = float(dist(rng)) / denominator;
+  return v;
+}
+
+// ---- IEEE binary16 and bfloat16, round to nearest even --------------------
+
+uint16_t floatToHalf(float f) {
+  uint32_t x = bitsOf(f);
+  uint16_t sign = uint16_t((x >> 16) & 0x8000);
+  uint32_t a = x & 0x7fffffff;
+  if (a > 0x7f800000) // NaN: quiet, the top of the payload kept
+    return uint16_t(sign | 0x7e00 | ((a >> 13) & 0x3ff));
+  int exp = int(a >> 23) - 127;
+  uint32_t mant = a & 0x7fffff;
+  if (exp > 15) // above the largest binade (and INF): INF
+    return uint16_t(sign | 0x7c00);
+  if (exp >= -14) { // normal; a carry out of the mantissa is right, up to INF
+    uint32_t h = (uint32_t(exp + 15) << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+      ++h;
+    return uint16_t(sign | h);
+  }
+  if (exp < -25) // below half the smallest subnormal (float denormals too)
+    return sign;
+  // Subnormal: units of 2^-24; the value is m * 2^(exp - 23).
+  uint32_t m = mant | 0x800000;
+  int shift = -exp - 1; // 14..24
+  uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (h & 1)))
+    ++h;
+  return uint16_t(sign | h);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0x1f)
+    return floatOfBits(sign | 0x7f800000 | (mant << 13));
+  if (exp == 0) // zero and subnormals: mant * 2^-24, exact in float
+    return std::copysign(std::ldexp(float(mant), -24), floatOfBits(sign | 0x3f800000));
+  return floatOfBits(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t floatToBfloat(float f) {
+  uint32_t x = bitsOf(f);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return uint16_t((x >> 16) | 0x40);
+  return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+float bfloatToFloat(uint16_t b) { return floatOfBits(uint32_t(b) << 16); }
+
+/// Equal bit patterns, or both NaN (payloads are not compared).
+bool sameHalf(uint16_t got, uint16_t want) {
+  auto isNan = [](uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); };
+  return got == want || (isNan(got) && isNan(want));
+}
+bool sameBfloat(uint16_t got, uint16_t want) {
+  return got == want || (std::isnan(bfloatToFloat(got)) && std::isnan(bfloatToFloat(want)));
+}
+bool sameFloat(float got, float want) {
+  return bitsOf(got) == bitsOf(want) || (std::isnan(got) && std::isnan(want));
+}
+
+// ---- the kernels -----------------------------------------------------------
+
+const char *kMatmul = R"(#include <metal_stdlib>
+using namespace metal;
+struct MatmulParams { uint M, N, K; };
+constant constexpr uint TILE = 16;
+// C (M x N) = A (M x K) * B (K x N), row-major; one 16x16 tile of C per
+// threadgroup, A and B staged through threadgroup tiles, zero-padded.
+kernel void matmul_tiled(device const float* A [[buffer(0)]], device const float* B [[buffer(1)]],
+                         device float* C [[buffer(2)]], constant MatmulParams& p [[buffer(3)]],
+                         uint2 tg [[threadgroup_position_in_grid]],
+                         uint2 lid [[thread_position_in_threadgroup]]) {
+  threadgroup float As[TILE][TILE];
+  threadgroup float Bs[TILE][TILE];
+  uint row = tg.y * TILE + lid.y, col = tg.x * TILE + lid.x;
+  float acc = 0.0f;
+  for (uint k0 = 0; k0 < p.K; k0 += TILE) {
+    uint ka = k0 + lid.x, kb = k0 + lid.y;
+    As[lid.y][lid.x] = (row < p.M && ka < p.K) ? A[row * p.K + ka] : 0.0f;
+    Bs[lid.y][lid.x] = (kb < p.K && col < p.N) ? B[kb * p.N + col] : 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 0; k < TILE; ++k)
+      acc += As[lid.y][k] * Bs[k][lid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  if (row < p.M && col < p.N)
+    C[row * p.N + col] = acc;
+}
+)";
+
+const char *kScan = R"(#include <metal_stdlib>
+using namespace metal;
+// Inclusive Hillis-Steele scan over one threadgroup, uint (mod 2^32) and
+// float side by side. The loop bound is the threadgroup's actual size, so a
+// partial threadgroup (dispatchThreads below its width) scans what it has.
+kernel void scan_inclusive(device const uint* in [[buffer(0)]], device uint* out [[buffer(1)]],
+                           device const float* fin [[buffer(2)]], device float* fout [[buffer(3)]],
+                           uint lid [[thread_position_in_threadgroup]],
+                           uint n [[threads_per_threadgroup]]) {
+  threadgroup uint a[1024];
+  threadgroup float f[1024];
+  a[lid] = in[lid];
+  f[lid] = fin[lid];
+  for (uint offset = 1; offset < n; offset <<= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    uint x = a[lid];
+    float y = f[lid];
+    if (lid >= offset) {
+      x += a[lid - offset];
+      y += f[lid - offset];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    a[lid] = x;
+    f[lid] = y;
+  }
+  out[lid] = a[lid];
+  fout[lid] = f[lid];
+}
+)";
+
+const char *kFunctionConstants = R"(#include <metal_stdlib>
+using namespace metal;
+constant bool use_bias [[function_constant(0)]];
+constant float scale [[function_constant(1)]];
+// bias exists only in the variant that uses it.
+kernel void affine(device const float* x [[buffer(0)]],
+                   device const float* bias [[buffer(1), function_constant(use_bias)]],
+                   device float* y [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  float v = x[i] * scale;
+  if (use_bias)
+    v += bias[i];
+  y[i] = v;
+}
+)";
+
+const char *kHalfBfloat = R"(#include <metal_stdlib>
+using namespace metal;
+// Conversions float -> half -> float and float -> bfloat -> float, and a few
+// operations in half and bfloat, each rounding to its type.
+kernel void half_bfloat(device const float* x [[buffer(0)]], device const float* y [[buffer(1)]],
+                        device float* x_half [[buffer(2)]], device float* x_bfloat [[buffer(3)]],
+                        device half* sum [[buffer(4)]], device half* prod [[buffer(5)]],
+                        device half* quot [[buffer(6)]], device half* chain [[buffer(7)]],
+                        device bfloat* x_bf [[buffer(8)]], device bfloat* bf_sum [[buffer(9)]],
+                        uint i [[thread_position_in_grid]]) {
+  half a = half(x[i]);
+  half b = half(y[i]);
+  x_half[i] = float(a);
+  bfloat c = bfloat(x[i]);
+  bfloat d = bfloat(y[i]);
+  x_bfloat[i] = float(c);
+  sum[i] = a + b;
+  prod[i] = a * b;
+  quot[i] = a / b;
+  chain[i] = (a + b) * a;   // the sum rounds to half before the product
+  x_bf[i] = c;
+  bf_sum[i] = c + d;
+}
+)";
+
+const char *kConditionalBarrier = R"(#include <metal_stdlib>
+using namespace metal;
+struct CondParams { uint flag; uint rounds; };
+// With flag set: reverse each threadgroup's values (plus the local index),
+// triple them and rotate them by one `rounds` times, all through
+// threadgroup memory with barriers; without: only an xor, no barrier.
+kernel void cond_barrier(device const uint* in [[buffer(0)]], device uint* out [[buffer(1)]],
+                         constant CondParams& p [[buffer(2)]],
+                         uint gid [[thread_position_in_grid]],
+                         uint lid [[thread_position_in_threadgroup]],
+                         uint n [[threads_per_threadgroup]]) {
+  threadgroup uint tmp[256];
+  uint v = in[gid];
+  if (p.flag) {
+    tmp[lid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    v = tmp[n - 1 - lid] + lid;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    tmp[lid] = v * 3u;
+    for (uint r = 0; r < p.rounds; ++r) {
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      uint w = tmp[(lid + 1) % n];
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      tmp[lid] = w;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    v = tmp[lid];
+  } else {
+    v ^= 0x5a5a5a5au;
+  }
+  out[gid] = v;
+}
+)";
+
+const char *kIds2d = R"(#include <metal_stdlib>
+using namespace metal;
+struct Ids {
+  uint gid_x, gid_y, tptg_x, tptg_y, tgid_x, tgid_y, lid_x, lid_y;
+  uint grid_x, grid_y, ntg_x, ntg_y, dtptg_x, dtptg_y;
+};
+kernel void ids_2d(device Ids* out [[buffer(0)]], device atomic_uint* count [[buffer(1)]],
+                   uint2 gid [[thread_position_in_grid]],
+                   uint2 tptg [[threads_per_threadgroup]],
+                   uint2 tgid [[threadgroup_position_in_grid]],
+                   ushort2 lid [[thread_position_in_threadgroup]],
+                   uint2 grid [[threads_per_grid]],
+                   uint2 ntg [[threadgroups_per_grid]],
+                   ushort2 dtptg [[dispatch_threads_per_threadgroup]]) {
+  Ids r;
+  r.gid_x = gid.x; r.gid_y = gid.y;
+  r.tptg_x = tptg.x; r.tptg_y = tptg.y;
+  r.tgid_x = tgid.x; r.tgid_y = tgid.y;
+  r.lid_x = lid.x; r.lid_y = lid.y;
+  r.grid_x = grid.x; r.grid_y = grid.y;
+  r.ntg_x = ntg.x; r.ntg_y = ntg.y;
+  r.dtptg_x = dtptg.x; r.dtptg_y = dtptg.y;
+  out[gid.y * grid.x + gid.x] = r;
+  atomic_fetch_add_explicit(count, 1u, memory_order_relaxed);
+}
+)";
+constexpr int kIdsFields = 14;
+
+const char *kAliasOffset = R"(#include <metal_stdlib>
+using namespace metal;
+struct Params { float scale; float bias; uint n; };
+// src, dst and same are views of one buffer (dst and same at one offset):
+// the store through dst must be seen by the load through same.
+kernel void alias_offset(device const float* src [[buffer(0)]], device float* dst [[buffer(1)]],
+                         device float* same [[buffer(2)]], constant Params& p [[buffer(3)]],
+                         device float* other [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+  if (i >= p.n)
+    return;
+  dst[i] = src[i] * p.scale;
+  same[i] += p.bias;
+  other[i] = src[i] + p.bias;
+}
+)";
+
+const char *kHistogram64 = R"(#include <metal_stdlib>
+using namespace metal;
+// 64 bins per threadgroup in threadgroup atomics, merged into the device
+// histogram with device atomics. The bins are cleared and merged in loops
+// strided by the threadgroup's actual size (the last one may be smaller
+// than 64).
+kernel void histogram64(device const uint* data [[buffer(0)]], device atomic_uint* hist [[buffer(1)]],
+                        constant uint& n [[buffer(2)]],
+                        uint gid [[thread_position_in_grid]],
+                        uint lid [[thread_index_in_threadgroup]],
+                        uint size [[threads_per_threadgroup]]) {
+  threadgroup atomic_uint bins[64];
+  for (uint b = lid; b < 64; b += size)
+    atomic_store_explicit(&bins[b], 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (gid < n)
+    atomic_fetch_add_explicit(&bins[data[gid] & 63u], 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint b = lid; b < 64; b += size) {
+    uint c = atomic_load_explicit(&bins[b], memory_order_relaxed);
+    if (c != 0)
+      atomic_fetch_add_explicit(&hist[b], c, memory_order_relaxed);
+  }
+}
+)";
+
+class ExecuteKernelsTest : public DaemonTest {
+protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    REQUIRE_EXEC_WORKER();
+    client_ = std::make_unique<msl::client::Client>(startDaemon().address());
+  }
+
+  /// Execute; a failure naming the status if it is not OK.
+  ::testing::AssertionResult run(const Kernel &k, ExecuteResponse &response) {
+    auto r = client_->execute(k.req);
+    if (!r.ok())
+      return ::testing::AssertionFailure() << k.req.kernel() << ": " << msl::client::describeStatus(r.status());
+    response = std::move(r).value();
+    return ::testing::AssertionSuccess();
+  }
+
+  /// The tiled matmul of an M x K and a K x N matrix, against a double
+  /// reference: exact for integer-valued inputs, else within `tolerance`
+  /// times sum |a_ik b_kj| (K float roundings of at most 2^-24 each, with
+  /// any summation order: K * 2^-24 < 1e-5 for K <= 96, so 1e-5).
+  void expectMatmul(uint32_t M, uint32_t N, uint32_t K, const std::vector<float> &A,
+                    const std::vector<float> &B, double tolerance) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(K) + " * " + std::to_string(K) + "x" +
+                 std::to_string(N));
+    Kernel k(kMatmul, "matmul_tiled");
+    k.bindNew(0, A);
+    k.bindNew(1, B);
+    // NaN in C where nothing was written; the zero-padded edge tiles of a
+    // size not a multiple of 16 must not write past M x N.
+    uint32_t c = k.bindNew(2, std::vector<float>(size_t(M) * N + 64, std::nanf("")));
+    struct {
+      uint32_t M, N, K;
+    } params{M, N, K};
+    k.bytes(3, params);
+    k.threadgroups((N + 15) / 16, (M + 15) / 16);
+    k.perThreadgroup(16, 16);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    auto C = result<float>(r, c);
+    ASSERT_EQ(C.size(), size_t(M) * N + 64);
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t j = 0; j < N; ++j) {
+        double want = 0, magnitude = 0;
+        for (uint32_t q = 0; q < K; ++q) {
+          want += double(A[i * K + q]) * B[q * N + j];
+          magnitude += std::fabs(double(A[i * K + q]) * B[q * N + j]);
+        }
+        float got = C[size_t(i) * N + j];
+        if (tolerance == 0)
+          ASSERT_EQ(got, float(want)) << "C[" << i << "][" << j << "]";
+        else
+          ASSERT_NEAR(got, want, tolerance * magnitude + 1e-30) << "C[" << i << "][" << j << "]";
+      }
+    for (size_t i = size_t(M) * N; i < C.size(); ++i)
+      ASSERT_TRUE(std::isnan(C[i])) << "written past C at " << i;
+  }
+
+  std::unique_ptr<msl::client::Client> client_;
+};
+
+TEST_F(ExecuteKernelsTest, TiledMatmulWithThreadgroupTiles) {
+  // Integer-valued entries in [-8, 8]: every product and partial sum is an
+  // integer below 2^24, so any order of summation gives the exact answer.
+  expectMatmul(128, 64, 96, gridFloats(128 * 96, 11, -8, 8), gridFloats(96 * 64, 12, -8, 8), 0);
+  // Random floats: within the documented tolerance.
+  expectMatmul(128, 64, 96, randomFloats(128 * 96, 13), randomFloats(96 * 64, 14), 1e-5);
+  // Sizes that are not multiples of 16: partial tiles, zero padding.
+  expectMatmul(50, 45, 37, gridFloats(50 * 37, 15, -8, 8), gridFloats(37 * 45, 16, -8, 8), 0);
+}
+
+TEST_F(ExecuteKernelsTest, PrefixScanOf1000InAThreadgroupOf1024) {
+  const uint32_t n = 1000;
+  std::mt19937 rng(21);
+  std::vector<uint32_t> in(n);
+  for (auto &v : in)
+    v = uint32_t(rng()); // the sums wrap around 2^32, as uint does
+  // Multiples of 1/8 below 8: every partial sum is exact in float.
+  auto fin = gridFloats(n, 22, 0, 63, 8.0f);
+  Kernel k(kScan, "scan_inclusive");
+  k.bindNew(0, in);
+  uint32_t out = k.bindNew(1, std::vector<uint32_t>(n, 0xdeadbeef));
+  k.bindNew(2, fin);
+  uint32_t fout = k.bindNew(3, std::vector<float>(n, -1.0f));
+  // One threadgroup 1024 wide of which only 1000 threads are in the grid:
+  // the 24 others do not run (and would read past the 1000-element buffers).
+  k.threads(n);
+  k.perThreadgroup(1024);
+  ExecuteResponse r;
+  ASSERT_TRUE(run(k, r));
+  auto got = result<uint32_t>(r, out);
+  auto fgot = result<float>(r, fout);
+  ASSERT_EQ(got.size(), n);
+  ASSERT_EQ(fgot.size(), n);
+  uint32_t sum = 0;
+  float fsum = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    sum += in[i];
+    fsum += fin[i];
+    ASSERT_EQ(got[i], sum) << i;
+    ASSERT_EQ(fgot[i], fsum) << i;
+  }
+}
+
+TEST_F(ExecuteKernelsTest, FunctionConstantsSpecializeTheKernel) {
+  const uint32_t n = 777;
+  // Multiples of 1/16 in [-4, 4]: x * 2.5 and x * -0.75 and the sums with
+  // the bias are exact.
+  auto x = gridFloats(n, 31, -64, 64, 16.0f), bias = gridFloats(n, 32, -64, 64, 16.0f);
+  auto request = [&](bool useBias) {
+    Kernel k(kFunctionConstants, "affine");
+    k.bindNew(0, x);
+    if (useBias) {
+      k.bindNew(1, bias);
+      k.constant("use_bias", "true"); // by name
+      k.constant("1", "2.5");         // by index
+    } else {
+      k.constant("0", "false");
+      k.constant("scale", "-0.75");
+    }
+    k.bindNew(2, std::vector<float>(n, 0.0f));
+    k.threads(n);
+    k.perThreadgroup(64);
+    return k;
+  };
+  auto expectOutput = [&](const ExecuteResponse &r, uint32_t yBuffer, bool useBias) {
+    auto y = result<float>(r, yBuffer);
+    ASSERT_EQ(y.size(), n);
+    for (uint32_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], useBias ? x[i] * 2.5f + bias[i] : x[i] * -0.75f) << i << (useBias ? " with bias" : "");
+  };
+  ExecuteResponse withBias, without, again;
+  ASSERT_TRUE(run(request(true), withBias));
+  expectOutput(withBias, 2, true);
+  ASSERT_TRUE(run(request(false), without));
+  expectOutput(without, 1, false); // no bias buffer: y is the second
+  EXPECT_FALSE(without.compile_cache_hit()) << "the constants are part of the action key";
+  ASSERT_TRUE(run(request(true), again));
+  expectOutput(again, 2, true);
+  EXPECT_TRUE(again.compile_cache_hit());
+}
+
+TEST_F(ExecuteKernelsTest, HalfAndBfloatRoundToNearestEven) {
+  // Specials, the edges of half's range, ties for both types, then random
+  // bit patterns over all of float (no float denormals: a device may flush
+  // them) and random values over half's range.
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, 65504.0f, 65519.996f, 65520.0f,
+                          -65520.0f, 1e10f, 0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1.0p-26f,
+                          0x1.004p0f,  // 1 + 2^-10 exact
+                          0x1.002p0f,  // tie between 1 and 1 + 2^-10: to even (1)
+                          0x1.006p0f,  // tie between 1 + 2^-10 and 1 + 2^-9: to even (up)
+                          0x1.ffep-15f, 0x1.01p0f, 0x1.008p0f, 0x1.018p0f, 3.14159265f, FLT_MAX, FLT_MIN};
+  std::mt19937 rng(41);
+  while (x.size() < 2048) {
+    uint32_t u = uint32_t(rng());
+    if ((u & 0x7f800000) == 0 && (u & 0x7fffff)) // a float denormal
+      continue;
+    x.push_back(floatOfBits(u));
+  }
+  std::uniform_real_distribution<float> log2Magnitude(-26.0f, 16.5f);
+  while (x.size() < 4096) {
+    float v = std::exp2(log2Magnitude(rng));
+    x.push_back(rng() & 1 ? -v : v);
+  }
+  const uint32_t n = uint32_t(x.size());
+  std::vector<float> y(n);
+  for (uint32_t i = 0; i < n; ++i) // the second operand: from the same spread, shuffled
+    y[i] = x[(i * 2654435761u + 17) % n];
+
+  Kernel k(kHalfBfloat, "half_bfloat", {"-std=metal3.1", "-fno-fast-math"});
+  k.bindNew(0, x);
+  k.bindNew(1, y);
+  uint32_t xHalf = k.bindNew(2, std::vector<float>(n)), xBfloat = k.bindNew(3, std::vector<float>(n));
+  uint32_t sum = k.bindNew(4, std::vector<uint16_t>(n)), prod = k.bindNew(5, std::vector<uint16_t>(n));
+  uint32_t quot = k.bindNew(6, std::vector<uint16_t>(n)), chain = k.bindNew(7, std::vector<uint16_t>(n));
+  uint32_t xBf = k.bindNew(8, std::vector<uint16_t>(n)), bfSum = k.bindNew(9, std::vector<uint16_t>(n));
+  k.threads(n);
+  k.perThreadgroup(256);
+  ExecuteResponse r;
+  ASSERT_TRUE(run(k, r));
+  auto gotXHalf = result<float>(r, xHalf), gotXBfloat = result<float>(r, xBfloat);
+  auto gotSum = result<uint16_t>(r, sum), gotProd = result<uint16_t>(r, prod), gotQuot = result<uint16_t>(r, quot),
+       gotChain = result<uint16_t>(r, chain), gotXBf = result<uint16_t>(r, xBf), gotBfSum = result<uint16_t>(r, bfSum);
+  ASSERT_EQ(gotXHalf.size(), n);
+  ASSERT_EQ(gotBfSum.size(), n);
+  // A half (bfloat) operation rounds the exact result once; computing it
+  // in float (double for the quotient) and rounding that to half (bfloat)
+  // is the same: float holds every sum and product of two halves exactly
+  // or with >= 2p+2 bits, so the double rounding is innocuous.
+  auto h = [](float v) { return floatToHalf(v); };
+  auto hf = [](uint16_t v) { return halfToFloat(v); };
+  int failures = 0;
+  auto check = [&](bool ok, const char *what, uint32_t i, uint32_t got, uint32_t want) {
+    if (!ok && ++failures <= 20)
+      ADD_FAILURE() << what << " x=" << x[i] << " (0x" << std::hex << bitsOf(x[i]) << ") y=" << std::dec << y[i]
+                    << " (0x" << std::hex << bitsOf(y[i]) << "): got 0x" << got << ", want 0x" << want;
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    uint16_t a = h(x[i]), b = h(y[i]);
+    float wantXHalf = hf(a), wantXBfloat = bfloatToFloat(floatToBfloat(x[i]));
+    check(sameFloat(gotXHalf[i], wantXHalf), "float(half(x))", i, bitsOf(gotXHalf[i]), bitsOf(wantXHalf));
+    check(sameFloat(gotXBfloat[i], wantXBfloat), "float(bfloat(x))", i, bitsOf(gotXBfloat[i]),
+          bitsOf(wantXBfloat));
+    uint16_t s = h(hf(a) + hf(b));
+    check(sameHalf(gotSum[i], s), "a + b", i, gotSum[i], s);
+    uint16_t p = h(hf(a) * hf(b));
+    check(sameHalf(gotProd[i], p), "a * b", i, gotProd[i], p);
+    uint16_t q = h(float(double(hf(a)) / double(hf(b))));
+    check(sameHalf(gotQuot[i], q), "a / b", i, gotQuot[i], q);
+    uint16_t c = h(hf(s) * hf(a));
+    check(sameHalf(gotChain[i], c), "(a + b) * a", i, gotChain[i], c);
+    uint16_t bx = floatToBfloat(x[i]), by = floatToBfloat(y[i]);
+    check(sameBfloat(gotXBf[i], bx), "bfloat(x)", i, gotXBf[i], bx);
+    uint16_t bs = floatToBfloat(bfloatToFloat(bx) + bfloatToFloat(by));
+    check(sameBfloat(gotBfSum[i], bs), "bfloat + bfloat", i, gotBfSum[i], bs);
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+TEST_F(ExecuteKernelsTest, BarrierUnderAUniformCondition) {
+  const uint32_t n = 1000, width = 128, rounds = 5; // the last threadgroup has 104 threads
+  std::mt19937 rng(51);
+  std::vector<uint32_t> in(n);
+  for (auto &v : in)
+    v = uint32_t(rng());
+  for (uint32_t flag : {1u, 0u}) {
+    SCOPED_TRACE("flag=" + std::to_string(flag));
+    Kernel k(kConditionalBarrier, "cond_barrier");
+    k.bindNew(0, in);
+    uint32_t out = k.bindNew(1, std::vector<uint32_t>(n));
+    struct {
+      uint32_t flag, rounds;
+    } params{flag, rounds};
+    k.bytes(2, params);
+    k.threads(n);
+    k.perThreadgroup(width);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    auto got = result<uint32_t>(r, out);
+    ASSERT_EQ(got.size(), n);
+    std::vector<uint32_t> want(n);
+    for (uint32_t base = 0; base < n; base += width) {
+      uint32_t size = std::min(width, n - base);
+      std::vector<uint32_t> t(size);
+      for (uint32_t l = 0; l < size; ++l)
+        t[l] = (in[base + size - 1 - l] + l) * 3u;
+      for (uint32_t l = 0; l < size; ++l)
+        want[base + l] = flag ? t[(l + rounds) % size] : in[base + l] ^ 0x5a5a5a5au;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], want[i]) << i;
+  }
+}
+
+TEST_F(ExecuteKernelsTest, TwoDimensionalBuiltinsOfPartialThreadgroups) {
+  struct Case {
+    bool threads;       // dispatchThreads (else dispatchThreadgroups)
+    uint32_t gx, gy;    // threads, or threadgroups
+  };
+  const uint32_t wx = 16, wy = 8;
+  for (Case c : {Case{true, 50, 37}, Case{false, 3, 5}}) {
+    uint32_t gridX = c.threads ? c.gx : c.gx * wx, gridY = c.threads ? c.gy : c.gy * wy;
+    SCOPED_TRACE((c.threads ? "dispatchThreads " : "dispatchThreadgroups ") + std::to_string(c.gx) + "x" +
+                 std::to_string(c.gy));
+    Kernel k(kIds2d, "ids_2d");
+    uint32_t out = k.bindNew(0, std::vector<uint32_t>(size_t(gridX) * gridY * kIdsFields, 0xffffffffu));
+    uint32_t count = k.bindNew(1, std::vector<uint32_t>{0});
+    if (c.threads)
+      k.threads(c.gx, c.gy);
+    else
+      k.threadgroups(c.gx, c.gy);
+    k.perThreadgroup(wx, wy);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    auto ids = result<uint32_t>(r, out);
+    ASSERT_EQ(ids.size(), size_t(gridX) * gridY * kIdsFields);
+    EXPECT_EQ(result<uint32_t>(r, count), std::vector<uint32_t>{gridX * gridY}) << "each thread runs once";
+    uint32_t groupsX = (gridX + wx - 1) / wx, groupsY = (gridY + wy - 1) / wy;
+    for (uint32_t y = 0; y < gridY; ++y)
+      for (uint32_t x = 0; x < gridX; ++x) {
+        uint32_t bx = x / wx, by = y / wy;
+        // An edge threadgroup's threads_per_threadgroup is its actual size.
+        uint32_t tx = std::min(wx, gridX - bx * wx), ty = std::min(wy, gridY - by * wy);
+        std::vector<uint32_t> want = {x, y, tx, ty, bx, by, x % wx, y % wy, gridX, gridY, groupsX, groupsY, wx, wy};
+        std::vector<uint32_t> got(ids.begin() + (size_t(y) * gridX + x) * kIdsFields,
+                                  ids.begin() + (size_t(y) * gridX + x + 1) * kIdsFields);
+        ASSERT_EQ(got, want) << "thread (" << x << ", " << y << "): gid, tptg, tgid, lid, grid, ntg, dtptg";
+      }
+  }
+}
+
+TEST_F(ExecuteKernelsTest, OneBufferAtTwoIndicesWithAnOffsetAndSetBytes) {
+  const uint32_t n = 200, total = 512, offset = 256; // floats
+  std::vector<float> buf = gridFloats(total, 61, -128, 128, 16.0f);
+  std::vector<float> other(256, 7.0f); // 240 floats after the binding offset
+  Kernel k(kAliasOffset, "alias_offset");
+  uint32_t b0 = k.buffer(buf);
+  uint32_t b1 = k.buffer(other);
+  k.bind(0, b0);                  // src: floats 0..
+  k.bind(1, b0, offset * 4);      // dst: floats 256..
+  k.bind(2, b0, offset * 4);      // same: the same memory as dst
+  k.bind(4, b1, 16 * 4);          // other: from float 16 of its own buffer
+  struct {
+    float scale, bias;
+    uint32_t n;
+  } params{0.5f, 3.25f, n};
+  k.bytes(3, params);
+  k.threads(256);
+  k.perThreadgroup(64);
+  ExecuteResponse r;
+  ASSERT_TRUE(run(k, r));
+  EXPECT_EQ(r.buffers_size(), 2) << "each written buffer once, however many bindings it has";
+  auto got = result<float>(r, b0);
+  auto gotOther = result<float>(r, b1);
+  ASSERT_EQ(got.size(), total);
+  ASSERT_EQ(gotOther.size(), other.size());
+  for (uint32_t i = 0; i < total; ++i) {
+    float want = buf[i];
+    if (i >= offset && i < offset + n)
+      want = buf[i - offset] * 0.5f + 3.25f; // the store through dst, then += through same
+    ASSERT_EQ(got[i], want) << "float " << i;
+  }
+  for (uint32_t i = 0; i < other.size(); ++i)
+    ASSERT_EQ(gotOther[i], i >= 16 && i - 16 < n ? buf[i - 16] + 3.25f : 7.0f) << "other float " << i;
+}
+
+TEST_F(ExecuteKernelsTest, HistogramWithThreadgroupAndDeviceAtomics) {
+  const uint32_t width = 256, n = 390 * width + 37; // a last threadgroup of 37 < 64 threads
+  std::mt19937 rng(71);
+  std::vector<uint32_t> data(n);
+  for (auto &v : data) // half of them in one bin: contention
+    v = rng() % 2 ? 7u + 64u * (rng() % 1000) : uint32_t(rng());
+  Kernel k(kHistogram64, "histogram64");
+  k.bindNew(0, data);
+  uint32_t hist = k.bindNew(1, std::vector<uint32_t>(64, 0));
+  k.bytes(2, n);
+  k.threads(n);
+  k.perThreadgroup(width);
+  k.req.set_repeat(2); // state carried over: every count twice
+  ExecuteResponse r;
+  ASSERT_TRUE(run(k, r));
+  EXPECT_EQ(r.dispatch_time_ns_size(), 2);
+  std::vector<uint32_t> want(64, 0);
+  for (uint32_t v : data)
+    want[v & 63] += 2;
+  EXPECT_EQ(result<uint32_t>(r, hist), want);
+}
+
+} // namespace
+} // namespace msl::test
