@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
 #include "CpuDevice.h"
+#include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
 #include "msl/internal/worker.pb.h"
 
@@ -31,12 +32,6 @@ using msl::internal::ExecWorkerRequest;
 using msl::internal::ExecWorkerResponse;
 
 namespace {
-
-[[noreturn]] void outOfMemory() {
-  static const char message[] = "msld-exec-worker: out of memory\n";
-  (void)!::write(2, message, sizeof message - 1);
-  ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
-}
 
 template <typename Field> void parseDims(const std::string &s, Field *out) {
   std::stringstream ss(s);
@@ -84,8 +79,7 @@ int runOneFile(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   msl::executor::installFaultHandlers("msld-exec-worker");
-  std::set_new_handler(outOfMemory);
-  llvm::install_bad_alloc_error_handler([](void *, const char *, bool) { outOfMemory(); });
+  msl::service::exitOnOutOfMemory();
   if (argc >= 2 && std::string(argv[1]) == "--run")
     return runOneFile(argc, argv);
   msl::executor::CpuDevice device;

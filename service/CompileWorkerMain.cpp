@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
+#include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
 #include "msl/compiler/Compiler.h"
 #include "msl/internal/worker.pb.h"
@@ -135,19 +136,10 @@ int compileOneFile(int argc, char **argv) {
 
 } // namespace
 
-// Out of memory (the worker's RLIMIT_AS): say so with a distinct exit status,
-// so msld reports a resource limit rather than a compiler crash.
-[[noreturn]] void outOfMemory() {
-  static const char message[] = "msld-compile-worker: out of memory\n";
-  (void)!::write(2, message, sizeof message - 1);
-  ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
-}
-
 int main(int argc, char **argv) {
   if (argc >= 3 && std::string(argv[1]) == "--compile")
     return compileOneFile(argc, argv);
-  std::set_new_handler(outOfMemory);
-  llvm::install_bad_alloc_error_handler([](void *, const char *, bool) { outOfMemory(); });
+  msl::service::exitOnOutOfMemory();
   msl::internal::WorkerHello hello;
   // The compiler (version, stdlib) and the code that runs it (this binary
   // and every library it loaded): a rebuilt worker gets new action keys.

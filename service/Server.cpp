@@ -52,30 +52,17 @@ std::string clientOf(const grpc::CallbackServerContext &ctx) {
   return host;
 }
 
-// One Compile RPC: answered by the CompileService now or from a dispatcher,
-// and cancelled there when the client goes away.
-class CompileReactor final : public grpc::ServerUnaryReactor {
+// A unary RPC that a logic class (CompileService, ExecuteService) answers now
+// or later from a dispatcher, and that stops its work when the client goes
+// away: OnCancel hands the logic's call back to `Logic::cancel`.
+template <typename Logic> class CancellableReactor : public grpc::ServerUnaryReactor {
 public:
-  CompileReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, CompileService &logic,
-                 ServiceMetrics &metrics)
+  CancellableReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, Logic &logic,
+                     ServiceMetrics &metrics)
       : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics) {}
 
-  void start(const grpc::ByteBuffer *bytes) {
-    msl::v1::CompileRequest request;
-    if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
-      metrics_.rejectedInvalid.Increment();
-      finish({s});
-      return;
-    }
-    auto call = logic_.compile(request, clientOf(*ctx_), [this](CompileReply r) { finish(std::move(r)); });
-    std::lock_guard lock(mu_);
-    call_ = std::move(call);
-    if (cancelled_)
-      logic_.cancel(call_);
-  }
-
   void OnCancel() override {
-    std::shared_ptr<CompileService::Call> call;
+    std::shared_ptr<typename Logic::Call> call;
     {
       std::lock_guard lock(mu_);
       cancelled_ = true;
@@ -85,6 +72,41 @@ public:
       logic_.cancel(call);
   }
   void OnDone() override { delete this; }
+
+protected:
+  /// The logic's handle of this RPC's work (cancelled at once if the client
+  /// went away before the logic returned it).
+  void track(std::shared_ptr<typename Logic::Call> call) {
+    std::lock_guard lock(mu_);
+    call_ = std::move(call);
+    if (cancelled_)
+      logic_.cancel(call_);
+  }
+
+  grpc::CallbackServerContext *ctx_;
+  grpc::ByteBuffer *response_;
+  Logic &logic_;
+  ServiceMetrics &metrics_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+
+private:
+  std::mutex mu_;
+  std::shared_ptr<typename Logic::Call> call_;
+  bool cancelled_ = false;
+};
+
+class CompileReactor final : public CancellableReactor<CompileService> {
+public:
+  using CancellableReactor::CancellableReactor;
+  void start(const grpc::ByteBuffer *bytes) {
+    msl::v1::CompileRequest request;
+    if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
+      metrics_.rejectedInvalid.Increment();
+      finish({s});
+      return;
+    }
+    track(logic_.compile(request, clientOf(*ctx_), [this](CompileReply r) { finish(std::move(r)); }));
+  }
 
 private:
   void finish(CompileReply reply) {
@@ -98,15 +120,6 @@ private:
     metrics_.countRequest("Compile", int(reply.status.error_code()));
     Finish(reply.status);
   }
-
-  grpc::CallbackServerContext *ctx_;
-  grpc::ByteBuffer *response_;
-  CompileService &logic_;
-  ServiceMetrics &metrics_;
-  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::mutex mu_;
-  std::shared_ptr<CompileService::Call> call_;
-  bool cancelled_ = false;
 };
 
 class CompilerGrpc final : public msl::v1::Compiler::WithRawCallbackMethod_Compile<msl::v1::Compiler::Service> {
@@ -224,38 +237,30 @@ private:
   ServiceMetrics &metrics_;
 };
 
-// One Execute RPC, answered by the ExecuteService now or from a dispatcher.
-class ExecuteReactor final : public grpc::ServerUnaryReactor {
-public:
-  ExecuteReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, ExecuteService &logic,
-                 ServiceMetrics &metrics)
-      : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics) {}
+// The metrics label of a requested device: the client names it, so only a
+// bounded set of values may become series.
+std::string deviceLabel(const std::string &device) {
+  if (device.empty() || device == "cpu")
+    return "cpu";
+  if (device.size() <= 7 && device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    return device;
+  return "other";
+}
 
+class ExecuteReactor final : public CancellableReactor<ExecuteService> {
+public:
+  using CancellableReactor::CancellableReactor;
   void start(const grpc::ByteBuffer *bytes) {
     msl::v1::ExecuteRequest request;
     if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
       finish(s, {});
       return;
     }
-    device_ = request.device().empty() ? "cpu" : request.device().substr(0, 16);
-    auto call = logic_.execute(request, clientOf(*ctx_),
-                               [this](grpc::Status s, msl::v1::ExecuteResponse r) { finish(s, r); });
-    std::lock_guard lock(mu_);
-    call_ = std::move(call);
-    if (cancelled_)
-      logic_.cancel(call_);
+    device_ = deviceLabel(request.device());
+    track(logic_.execute(request, clientOf(*ctx_),
+                         [this](grpc::Status s, msl::v1::ExecuteResponse r) { finish(s, r); }));
   }
-  void OnCancel() override {
-    std::shared_ptr<ExecuteService::Call> call;
-    {
-      std::lock_guard lock(mu_);
-      cancelled_ = true;
-      call = call_;
-    }
-    if (call)
-      logic_.cancel(call);
-  }
-  void OnDone() override { delete this; }
 
 private:
   void finish(const grpc::Status &status, const msl::v1::ExecuteResponse &response) {
@@ -265,14 +270,7 @@ private:
     metrics_.countExecution(device_, int(status.error_code()));
     Finish(status);
   }
-  grpc::CallbackServerContext *ctx_;
-  grpc::ByteBuffer *response_;
-  ExecuteService &logic_;
-  ServiceMetrics &metrics_;
   std::string device_ = "cpu";
-  std::mutex mu_;
-  std::shared_ptr<ExecuteService::Call> call_;
-  bool cancelled_ = false;
 };
 
 using ExecutorBase = msl::v1::Executor::WithRawCallbackMethod_ListDevices<

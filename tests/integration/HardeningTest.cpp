@@ -408,5 +408,22 @@ TEST_F(HardeningTest, ExecuteBuffersHeldByMsldAreBounded) {
   EXPECT_EQ(resp.buffers(0).inline_data(), std::string("\x01\0\0\0", 4));
 }
 
+// A device name is the client's: it must not become a metrics series of its own.
+TEST_F(HardeningTest, ClientNamedDevicesDoNotMultiplyMetricSeries) {
+  Daemon &d = startDaemon();
+  auto stub = msl::v1::Executor::NewStub(d.channel());
+  for (int i = 0; i < 5; ++i) {
+    msl::v1::ExecuteRequest req;
+    req.set_device("evil-device-" + std::to_string(i));
+    req.set_kernel("k");
+    msl::v1::ExecuteResponse resp;
+    grpc::ClientContext ctx;
+    EXPECT_EQ(stub->Execute(&ctx, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  std::string scrape = d.scrapeMetrics();
+  EXPECT_EQ(scrape.find("evil-device"), std::string::npos);
+  EXPECT_EQ(d.metric("msld_executions_total{code=\"INVALID_ARGUMENT\",device=\"other\"}"), 5);
+}
+
 } // namespace
 } // namespace msl::test
