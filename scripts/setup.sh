@@ -28,6 +28,7 @@ MSLD_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   prometheus-cpp-dev prometheus
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 
 msld_missing_packages() {
