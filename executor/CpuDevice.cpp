@@ -1,5 +1,6 @@
 #include "CpuDevice.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/InstIterator.h>
 
 #include "GuardedMemory.h"
@@ -414,10 +415,13 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
   // past the symbol allow-list (a module may come from a client's upload).
   if (!m->getModuleInlineAsm().empty())
     return fail("the module has module-level inline assembly, which Metal does not have");
+  // (An empty asm is only a compiler barrier: the stdlib's thread-scope
+  // atomic_thread_fence is one.)
   for (llvm::Function &f : *m)
     for (llvm::Instruction &i : llvm::instructions(f))
       if (auto *call = llvm::dyn_cast<llvm::CallBase>(&i); call && call->isInlineAsm())
-        return fail("function '" + f.getName().str() + "' uses inline assembly, which Metal does not have");
+        if (!llvm::cast<llvm::InlineAsm>(call->getCalledOperand())->getAsmString().empty())
+          return fail("function '" + f.getName().str() + "' uses inline assembly, which Metal does not have");
   llvm::Function *entry = m->getFunction(symbol);
   if (!entry || entry->isDeclaration())
     return fail("the module has no kernel entry '" + symbol + "'");

@@ -390,6 +390,21 @@ kernel void t(texture2d<float, access::read> src [[texture(0)]], device float4* 
   Request withAsm(asmKernel, "a");
   withAsm.buffer(std::string(4, '\0'), true).groups(1).threads(1);
   expectError(withAsm.r, "inline assembly");
+  // An empty asm is a compiler barrier (atomic_thread_fence at thread scope): it runs.
+  std::string fence = bitcodeOf(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void f(device int *o [[buffer(0)]]) {
+  o[0] = 1;
+  atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_thread);
+  o[1] = 2;
+}
+)", {"-std=metal3.2"});
+  Request withFence(fence, "f");
+  withFence.buffer(std::string(8, '\0'), true).groups(1).threads(1);
+  auto fenced = run(withFence);
+  ASSERT_EQ(fenced.buffers_size(), 1);
+  EXPECT_EQ(fenced.buffers(0), std::string("\x01\0\0\0\x02\0\0\0", 8));
 
   // And it still runs kernels.
   runSaxpy(1u << 12, 1, false);
