@@ -8,7 +8,11 @@
 //   (b) for each examples/*.metal kernel: a cold Compile through msld (a
 //       unique -D MSL_BENCH_NONCE=<n> per call so the action cache misses)
 //       beside msl::compiler::compile() of the same source in this process,
-//       p50 of --cold-runs runs each, and their ratio.
+//       p50 of --cold-runs runs each, and their ratio;
+//   (e) Execute of a cached 1 MiB-in/1 MiB-out copy kernel on device "cpu":
+//       p50/p99 of the RPC's wall time over --exec-calls calls beside the
+//       p50 kernel time the response reports (dispatch_time_ns), and the
+//       difference (the RPC's overhead over the kernel).
 //
 // msld is stopped with SIGTERM at the end.
 //
@@ -45,6 +49,7 @@ struct Args {
   int hotCalls = 200;
   int coldRuns = 15;
   int workers = 2;
+  int execCalls = 100;
   std::string examples = MSLD_SOURCE_DIR "/examples";
   std::string msld; // default: beside /proc/self/exe
 };
@@ -65,17 +70,19 @@ Args parseArgs(int argc, char **argv) {
     if (s == "--hot-calls") a.hotCalls = std::stoi(next());
     else if (s == "--cold-runs") a.coldRuns = std::stoi(next());
     else if (s == "--compile-workers") a.workers = std::stoi(next());
+    else if (s == "--exec-calls") a.execCalls = std::stoi(next());
     else if (s == "--examples") a.examples = next();
     else if (s == "--msld") a.msld = next();
     else if (s == "-h" || s == "--help") {
       std::cout << "usage: msl-bench [--hot-calls N (200)] [--cold-runs N (15)]\n"
-                   "                 [--compile-workers N (2)] [--examples DIR] [--msld PATH]\n";
+                   "                 [--compile-workers N (2)] [--exec-calls N (100)]\n"
+                   "                 [--examples DIR] [--msld PATH]\n";
       std::exit(0);
     } else {
       die("unknown argument '" + s + "' (see --help)");
     }
   }
-  if (a.hotCalls < 1 || a.coldRuns < 1) die("counts must be >= 1");
+  if (a.hotCalls < 1 || a.coldRuns < 1 || a.execCalls < 1) die("counts must be >= 1");
   return a;
 }
 
@@ -194,6 +201,8 @@ int main(int argc, char **argv) {
     if (args.msld.empty()) die("cannot read /proc/self/exe");
   }
   if (!fs::exists(args.msld)) die(args.msld + " not found (build the msld target)");
+  if (fs::path w = fs::path(args.msld).parent_path() / "msld-exec-worker"; !fs::exists(w))
+    die(w.string() + " not found (build the msld-exec-worker target)");
 
   std::vector<fs::path> sources;
   for (const char *name : {"saxpy", "reduce", "histogram"}) {
@@ -204,7 +213,8 @@ int main(int argc, char **argv) {
 
   std::cout << "machine: " << machine() << "\n";
   std::cout << "msld: " << args.msld << " --compile-workers " << args.workers
-            << "; hot calls: " << args.hotCalls << "; cold runs: " << args.coldRuns
+            << " (--exec-workers 1 by default); hot calls: " << args.hotCalls
+            << "; cold runs: " << args.coldRuns << "; exec calls: " << args.execCalls
             << "; target x86_64, default outputs (LLVM bitcode + reflection)\n";
 
   msl::bench::DaemonProcess daemon;
@@ -220,6 +230,7 @@ int main(int argc, char **argv) {
     die("msld not healthy: " + msl::client::describeStatus(h.status()));
 
   std::vector<Row> rows;
+  std::string execOverheadNote;
   rows.push_back({"what", "calls", "p50", "p99", "p50 in-process", "service / in-process"});
 
   // (a) no-op call vs. cache-hit Compile.
@@ -260,6 +271,79 @@ int main(int argc, char **argv) {
                     fmtMs(percentile(noop, .5)), fmtMs(percentile(noop, .99)), "-", "-"});
     rows.push_back({"Compile, action-cache hit (saxpy)", std::to_string(args.hotCalls),
                     fmtMs(percentile(hit, .5)), fmtMs(percentile(hit, .99)), "-", ratio});
+  }
+
+  // (e) Execute's overhead over the kernel: a copy kernel, 1 MiB in (inline)
+  // and 1 MiB out (returned inline: msld inlines buffers up to 1 MiB), on
+  // "cpu". Warm-up calls make the compile an action-cache hit and let the
+  // execution worker JIT the kernel; every measured call is checked to be a
+  // cache hit with the output equal to the input. Sent through the Executor
+  // stub on the client's channel with the client's per-call deadline
+  // (Client::execute would also read digest-returned buffers from the store).
+  {
+    constexpr uint32_t kFloats = 262144; // 1 MiB of floats
+    const std::string copySource =
+        "kernel void copy_buffer(const device float* in [[buffer(0)]],\n"
+        "                        device float* out [[buffer(1)]],\n"
+        "                        uint i [[thread_position_in_grid]]) { out[i] = in[i]; }\n";
+    std::string input(kFloats * sizeof(float), '\0');
+    for (uint32_t i = 0; i < kFloats; ++i) {
+      float v = static_cast<float>(i) * 0.25f - 1000.0f;
+      std::memcpy(input.data() + i * sizeof(float), &v, sizeof v);
+    }
+    msl::v1::ExecuteRequest req;
+    *req.mutable_compile() = serviceRequest("copy.metal", copySource, {});
+    req.set_kernel("copy_buffer");
+    req.set_device("cpu");
+    req.add_buffers()->set_inline_(input);
+    req.add_buffers()->set_zeros(input.size());
+    for (uint32_t b = 0; b < 2; ++b) {
+      auto *bind = req.add_buffer_bindings();
+      bind->set_index(b);
+      bind->set_buffer(b);
+    }
+    req.mutable_dispatch()->mutable_threads()->set_x(kFloats);
+    req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(256);
+    req.set_repeat(1);
+
+    auto executor = msl::v1::Executor::NewStub(client.channel());
+    // Returns the wall time of the Execute call alone; the checks follow it.
+    auto execCall = [&](bool wantHit, double *kernelUs) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + client.options().call_deadline);
+      msl::v1::ExecuteResponse resp;
+      auto t0 = Clock::now();
+      grpc::Status s = executor->Execute(&ctx, req, &resp);
+      double us = micros(Clock::now() - t0);
+      if (!s.ok()) die("Execute copy_buffer: " + msl::client::describeStatus(s));
+      if (wantHit && !resp.compile_cache_hit()) die("Execute copy_buffer: expected compile_cache_hit");
+      if (resp.dispatch_time_ns_size() != 1) die("Execute copy_buffer: expected 1 dispatch time");
+      if (resp.buffers_size() != 1 || resp.buffers(0).buffer() != 1)
+        die("Execute copy_buffer: expected buffer 1 back");
+      if (resp.buffers(0).has_digest()) die("Execute copy_buffer: output returned by digest, not inline");
+      if (resp.buffers(0).inline_data() != input) die("Execute copy_buffer: output differs from the input");
+      *kernelUs = static_cast<double>(resp.dispatch_time_ns(0)) / 1000.0;
+      return us;
+    };
+    double k;
+    execCall(false, &k); // compile (miss), worker JIT
+    for (int i = 0; i < 10; ++i) execCall(true, &k);
+    std::vector<double> rpc, kernel;
+    for (int i = 0; i < args.execCalls; ++i) {
+      rpc.push_back(execCall(true, &k));
+      kernel.push_back(k);
+    }
+    double rpc50 = percentile(rpc, .5), kernel50 = percentile(kernel, .5);
+    char kernelCell[48], overhead[96];
+    std::snprintf(kernelCell, sizeof kernelCell, "kernel %s", fmtMs(kernel50).c_str());
+    std::snprintf(overhead, sizeof overhead, "overhead %.0f us = %.1fx kernel", rpc50 - kernel50,
+                  (rpc50 - kernel50) / kernel50);
+    rows.push_back({"Execute copy 1 MiB in + 1 MiB out, cpu, cached", std::to_string(args.execCalls),
+                    fmtMs(rpc50), fmtMs(percentile(rpc, .99)), kernelCell, overhead});
+    execOverheadNote = "Execute: RPC p50 " + fmtMs(rpc50) + " - kernel p50 " + fmtMs(kernel50) +
+                       " (dispatch_time_ns) = overhead " + fmtMs(rpc50 - kernel50) +
+                       "; RPC p50 / kernel p50 = " + std::to_string(rpc50 / kernel50).substr(0, 5) +
+                       "x; output == input checked on every call";
   }
 
   // (b) cold compiles: service vs. in-process.
@@ -358,6 +442,7 @@ int main(int argc, char **argv) {
 
   std::cout << "\n";
   printTable(rows);
+  if (!execOverheadNote.empty()) std::cout << "\n" << execOverheadNote << "\n";
   std::cout << "\nmsld stopped (SIGTERM): " << daemon.stop() << "\n";
   return 0;
 }
