@@ -2,6 +2,7 @@
 
 #include "Attributes.h"
 #include "ConstantCopies.h"
+#include "InlineAsm.h"
 #include "SourceRepair.h"
 #include "EntryPoints.h"
 #include "PreciseMath.h"
@@ -712,6 +713,7 @@ protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef inFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(createInlineAsmConsumer());
     consumers.push_back(createKernelTemplatesConsumer());
     consumers.push_back(createTemplateFloatLiteralsConsumer());
     consumers.push_back(createConstantCopiesConsumer());
@@ -1152,6 +1154,22 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target &target, b
       triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
+// atomic_thread_fence with thread_scope_thread is a compiler-only fence
+// (`fence syncscope("singlethread")`, from __atomic_signal_fence), which the
+// NVPTX backend of LLVM 19 cannot select. Once the optimizer has honoured it
+// it orders nothing a GPU thread can observe (there are no signal handlers),
+// so on NVPTX it is dropped after optimization, before any artifact.
+void dropSingleThreadFences(llvm::Module &m) {
+  std::vector<llvm::Instruction *> fences;
+  for (llvm::Function &f : m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (auto *fence = llvm::dyn_cast<llvm::FenceInst>(&i);
+          fence && fence->getSyncScopeID() == llvm::SyncScope::SingleThread)
+        fences.push_back(fence);
+  for (llvm::Instruction *fence : fences)
+    fence->eraseFromParent();
+}
+
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -1430,6 +1448,8 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     return internalError(tmError);
   module->setDataLayout(tm->createDataLayout());
   optimize(*module, *tm);
+  if (job.target.arch == Arch::NVPTX64)
+    dropSingleThreadFences(*module);
   if (job.target.arch == Arch::NVPTX64)
     if (std::string vars = dynamicallyInitializedGlobals(*module); !vars.empty()) {
       Diagnostic d;

@@ -936,3 +936,25 @@ TEST(SourceRepair, DiagnosticsKeepOriginalColumns) {
 
 } // namespace
 } // namespace msl::compiler
+
+namespace msl::compiler {
+namespace {
+
+// Inline assembly in a request header is refused at its own location, as in
+// the main source (Metal has none; on the CPU device it would reach the OS).
+TEST(InlineAsmTest, AsmInARequestHeaderIsAnErrorAtItsLocation) {
+  CompileJob job;
+  job.mainPath = "main.metal";
+  job.mainSource = "#include \"h.h\"\nkernel void k(device int *o [[buffer(0)]]) { helper(o); }\n";
+  job.files["h.h"] = "inline void helper(device int *o) {\n  o[0] = 1;\n  __asm__ volatile(\"syscall\");\n}\n";
+  CompileResult r = compile(job);
+  EXPECT_FALSE(r.success);
+  bool found = false;
+  for (const auto &d : r.diagnostics)
+    if (d.file == "h.h" && d.line == 3 && d.message.find("inline assembly is not supported in Metal") != std::string::npos)
+      found = true;
+  EXPECT_TRUE(found);
+}
+
+} // namespace
+} // namespace msl::compiler

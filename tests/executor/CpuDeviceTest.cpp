@@ -8,6 +8,12 @@
 #include "msl/internal/worker.pb.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
 #include <cmath>
@@ -47,6 +53,27 @@ std::string bitcodeOf(const std::string &source, std::vector<std::string> option
     diags += std::to_string(d.line) + ": " + d.message + "\n";
   EXPECT_TRUE(r.success) << diags;
   return r.artifacts[mc::OutputKind::LLVMBitcode];
+}
+
+// `bitcode` with an inline-assembly call at the start of function `fn`.
+std::string withInlineAsm(const std::string &bitcode, const std::string &fn) {
+  llvm::LLVMContext context;
+  auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode, "k.bc"), context);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return {};
+  }
+  llvm::Function *f = (*m)->getFunction(fn);
+  EXPECT_NE(f, nullptr);
+  if (!f)
+    return {};
+  llvm::IRBuilder<> b(&*f->getEntryBlock().getFirstInsertionPt());
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), false);
+  b.CreateCall(type, llvm::InlineAsm::get(type, "syscall", "", /*hasSideEffects=*/true));
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::WriteBitcodeToFile(**m, os);
+  return out;
 }
 
 template <typename T> std::string bytesOf(const std::vector<T> &v) {
@@ -383,10 +410,10 @@ kernel void t(texture2d<float, access::read> src [[texture(0)]], device float4* 
   texture.r.add_slots()->set_kind(ExecSlot::HANDLE);
   expectError(texture.r, "__msl_texture");
 
-  // Inline assembly (which MSL source can carry through Clang's GNU
-  // extension) would reach the OS past the symbol allow-list.
-  std::string asmKernel = bitcodeOf(
-      "kernel void a(device int *o [[buffer(0)]]) { __asm__ volatile(\"syscall\"); o[0] = 1; }\n");
+  // Inline assembly would reach the OS past the symbol allow-list. The
+  // compiler refuses it in MSL, but a CompiledKernel's module may be any
+  // bitcode in the store: here a compiled kernel with a `syscall` added.
+  std::string asmKernel = withInlineAsm(bitcodeOf("kernel void a(device int *o [[buffer(0)]]) { o[0] = 1; }\n"), "a");
   Request withAsm(asmKernel, "a");
   withAsm.buffer(std::string(4, '\0'), true).groups(1).threads(1);
   expectError(withAsm.r, "inline assembly");

@@ -1,0 +1,13 @@
+// A thread-scope atomic_thread_fence only keeps the compiler from reordering:
+// a single-thread fence (no inline asm), on the CPU.
+// msl-options: -std=metal3.2
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void k(device uint *u [[buffer(0)]]) {
+  u[0] = 1;
+  atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_thread);
+  u[1] = 2;
+}
+// CHECK-IR: fence syncscope("singlethread") seq_cst
+// CHECK-IR-NOT: asm sideeffect
