@@ -1,6 +1,7 @@
 #include "CpuDevice.h"
 
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/IR/InstIterator.h>
 
 #include "GuardedMemory.h"
@@ -249,7 +250,6 @@ struct Kernel {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   WorkGroupFn fn = nullptr;
   uint64_t threadgroupGlobalsBytes = 0;
-  uint64_t threadgroupGlobalsAlign = 16;
   // The argument slots the entry reads (0: not known).
   unsigned requiredSlots = 0;
 };
@@ -364,10 +364,6 @@ unsigned slotsReadBy(llvm::Function *entry) {
     }
   }
   return unsigned((end + 7) / 8);
-}
-
-bool isBarrierHook(llvm::StringRef name) {
-  return name == "__msl_threadgroup_barrier" || name == "__msl_simdgroup_barrier";
 }
 
 std::string unsupportedHookMessage(const std::string &symbol, llvm::StringRef hook) {
@@ -502,9 +498,12 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
     f.addFnAttr("probe-stack", "inline-asm");
   }
 
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return fail("cannot detect the host CPU: " + errorText(jtmb.takeError()));
+  // The host, detected once (hostTarget()).
+  if (host.triple.empty())
+    return fail("cannot detect the host CPU");
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb(llvm::Triple(host.triple));
+  jtmb->setCPU(host.cpu);
+  jtmb->addFeatures(llvm::SubtargetFeatures(host.features).getFeatures());
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto tm = jtmb->createTargetMachine();
   if (!tm)
@@ -572,7 +571,6 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
   k->fn = addr->toPtr<WorkGroupFn>();
   k->jit = std::move(*jit);
   k->threadgroupGlobalsBytes = wg->threadgroupGlobalsBytes;
-  k->threadgroupGlobalsAlign = std::max<uint64_t>(wg->threadgroupGlobalsAlign, 1);
   k->requiredSlots = requiredSlots;
   return k;
 }
@@ -599,8 +597,8 @@ struct CpuDevice::Impl {
     std::string key = req.module_digest().empty()
                           ? "hash:" + std::to_string(std::hash<std::string>()(req.module()))
                           : req.module_digest();
-    key += '\0' + req.symbol() + '\0' + std::to_string(tpt[0]) + "," + std::to_string(tpt[1]) +
-           "," + std::to_string(tpt[2]);
+    // The work-group function depends on the threads in a group, not its shape.
+    key += '\0' + req.symbol() + '\0' + std::to_string(tpt[0] * tpt[1] * tpt[2]);
     for (auto it = cache.begin(); it != cache.end(); ++it)
       if (it->first == key) {
         cache.splice(cache.end(), cache, it);

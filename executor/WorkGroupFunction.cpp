@@ -57,14 +57,7 @@ constexpr const char *kFlatIdName = "__msl_wg.flat_id";   // i32 ()
 
 Error fail(const Twine &what) { return createStringError(inconvertibleErrorCode(), what); }
 
-bool isBarrierHook(const Function *f) {
-  if (!f)
-    return false;
-  for (const char *h : kBarrierHooks)
-    if (f->getName() == h)
-      return true;
-  return false;
-}
+bool isBarrierHook(const Function *f) { return f && msl::executor::isBarrierHook(f->getName()); }
 
 bool isBarrier(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
@@ -672,6 +665,13 @@ Expected<WorkGroupFunction> buildWorkGroupFunction(Module &m, StringRef entry, u
         p->eraseFromParent();
   }
   return r;
+}
+
+bool isBarrierHook(llvm::StringRef name) {
+  for (const char *h : kBarrierHooks)
+    if (name == h)
+      return true;
+  return false;
 }
 
 } // namespace msl::executor

@@ -49,4 +49,8 @@ struct WorkGroupFunction {
 llvm::Expected<WorkGroupFunction> buildWorkGroupFunction(llvm::Module &m, llvm::StringRef entry,
                                                          unsigned maxThreads);
 
+/// The stdlib's barrier hooks (`__msl_threadgroup_barrier`,
+/// `__msl_simdgroup_barrier`), which the work-group function compiles away.
+bool isBarrierHook(llvm::StringRef name);
+
 } // namespace msl::executor

@@ -1,5 +1,7 @@
 #include "CompileService.h"
 
+#include "DigestProto.h"
+
 #include "msl/cache/ActionKey.h"
 #include "msl/compiler/Options.h"
 
@@ -14,21 +16,6 @@ namespace {
 using grpc::Status;
 using grpc::StatusCode;
 using compiler::quoteForMessage;
-
-cache::Digest fromProto(const msl::v1::Digest &d) { return {d.hash(), d.size_bytes()}; }
-
-void toProto(const cache::Digest &d, msl::v1::Digest &out) {
-  out.set_hash(d.hash);
-  out.set_size_bytes(d.size_bytes);
-}
-
-std::string describe(const msl::v1::Digest &d) {
-  return quoteForMessage(d.hash()) + "/" + std::to_string(d.size_bytes());
-}
-
-bool isValidDigest(const msl::v1::Digest &d) {
-  return cache::isValidHash(d.hash()) && d.size_bytes() >= 0;
-}
 
 Status invalid(std::string message) { return Status(StatusCode::INVALID_ARGUMENT, message); }
 

@@ -1,5 +1,7 @@
 #include "ExecuteService.h"
 
+#include "DigestProto.h"
+
 #include "msl/compiler/RequestChecks.h"
 
 #include <nlohmann/json.hpp>
@@ -20,9 +22,7 @@ Status invalid(std::string message) { return Status(StatusCode::INVALID_ARGUMENT
 
 uint32_t orOne(uint32_t v) { return v ? v : 1; }
 
-std::array<uint32_t, 3> dims(const msl::v1::Size3 &s, bool xMayBeZero = false) {
-  return {xMayBeZero ? s.x() : s.x(), orOne(s.y()), orOne(s.z())};
-}
+std::array<uint32_t, 3> dims(const msl::v1::Size3 &s) { return {s.x(), orOne(s.y()), orOne(s.z())}; }
 
 std::string show(const std::array<uint32_t, 3> &d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -235,21 +235,27 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
   return Status::OK;
 }
 
-std::shared_ptr<ExecuteService::Call> ExecuteService::execute(const msl::v1::ExecuteRequest &request,
+std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRequest requestIn,
                                                               const std::string &client, Done done) {
   auto call = std::make_shared<Call>(std::move(done));
-  if (Status s = checkRequest(request); !s.ok()) {
+  if (Status s = checkRequest(requestIn); !s.ok()) {
     call->answer(s);
     return call;
   }
-  call->request = request;
+  call->request = std::move(requestIn);
   call->client = client;
-  call->kernel = request.kernel();
+  call->kernel = call->request.kernel();
+  const auto &request = call->request;
 
   if (request.has_compiled()) {
     const auto &k = request.compiled();
-    auto module = store_.get({k.module().hash(), k.module().size_bytes()});
-    auto reflection = store_.get({k.reflection().hash(), k.reflection().size_bytes()});
+    if (!isValidDigest(k.module()) || !isValidDigest(k.reflection())) {
+      call->answer(invalid("the compiled kernel's digests are malformed: " + describe(k.module()) + ", " +
+                           describe(k.reflection())));
+      return call;
+    }
+    auto module = store_.get(fromProto(k.module()));
+    auto reflection = store_.get(fromProto(k.reflection()));
     if (!module || !reflection) {
       call->answer(Status(StatusCode::FAILED_PRECONDITION,
                           "the compiled kernel's " + std::string(!module ? "module" : "reflection") +
@@ -285,7 +291,7 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(const msl::v1::Exe
     for (const auto &a : r.artifacts()) {
       std::string bytes = a.inline_data();
       if (bytes.empty() && a.digest().size_bytes() > 0) {
-        auto blob = store_.get({a.digest().hash(), a.digest().size_bytes()});
+        auto blob = store_.get(fromProto(a.digest()));
         if (!blob) {
           call->answer(Status(StatusCode::UNAVAILABLE, "the compiled kernel left the store; retry"));
           return;
@@ -374,10 +380,14 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
       out->set_length(b.inline_().size());
       break;
     case msl::v1::BufferContents::kDigest: {
-      auto blob = store_.get({b.digest().hash(), b.digest().size_bytes()});
+      if (!isValidDigest(b.digest())) {
+        call->answer(invalid("buffer " + std::to_string(i) + "'s digest " + describe(b.digest()) + " is malformed"));
+        return;
+      }
+      auto blob = store_.get(fromProto(b.digest()));
       if (!blob) {
         call->answer(Status(StatusCode::FAILED_PRECONDITION,
-                            "buffer " + std::to_string(i) + "'s blob " + quoteForMessage(b.digest().hash()) +
+                            "buffer " + std::to_string(i) + "'s blob " + describe(b.digest()) +
                                 " is not in the store: upload it with BatchUpdateBlobs first"));
         return;
       }
@@ -512,6 +522,8 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   work.set_symbol(job->symbol);
   work.set_repeat(std::max(1u, r.repeat()));
   job->timeout = std::chrono::milliseconds(r.timeout_ms() ? r.timeout_ms() : options_.defaultTimeoutMs);
+  // The job holds its own copy of every byte now; the request's may go.
+  call->request = msl::v1::ExecuteRequest();
   metrics_.executeBytesIn.Increment(double(bytesIn));
 
   if (call->answered())
@@ -618,8 +630,7 @@ void ExecuteService::dispatch() {
             status = Status(StatusCode::INTERNAL, "storing a result buffer failed: " + digest.status().toString());
             break;
           }
-          out->mutable_digest()->set_hash(digest->hash);
-          out->mutable_digest()->set_size_bytes(digest->size_bytes);
+          toProto(*digest, *out->mutable_digest());
         }
       }
     }

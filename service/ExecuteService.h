@@ -69,7 +69,7 @@ public:
 
   grpc::Status listDevices(const msl::v1::ListDevicesRequest &request, msl::v1::ListDevicesResponse &response);
   /// Answers through `done` exactly once, now or from a dispatcher.
-  std::shared_ptr<Call> execute(const msl::v1::ExecuteRequest &request, const std::string &client, Done done);
+  std::shared_ptr<Call> execute(msl::v1::ExecuteRequest request, const std::string &client, Done done);
   void cancel(const std::shared_ptr<Call> &call);
   void shutdown();
 

@@ -321,6 +321,10 @@ kernel void inc(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]])
               std::chrono::duration<double, std::milli>(t3 - t2).count());
   EXPECT_EQ(device().jitCompiles(), before + 1);
   EXPECT_EQ(out[5], v[5] + 1);
+  // The same number of threads in another shape: the same work-group function.
+  req.threads(8, 8).groups(64);
+  run(req);
+  EXPECT_EQ(device().jitCompiles(), before + 1);
   // Another threadgroup size: a new work-group function.
   req.threads(32).groups(128);
   run(req);

@@ -22,6 +22,8 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <gtest/gtest.h>
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/Support/SourceMgr.h>
 
 #include <array>
 #include <cmath>
@@ -488,6 +490,29 @@ TEST(WorkGroupFunction, AMissingEntryIsAnErrorAndChangesNothing) {
   ASSERT_FALSE(bool(r));
   llvm::consumeError(r.takeError());
   EXPECT_TRUE(m.empty());
+}
+
+TEST(WorkGroupFunction, AFailedBuildLeavesTheModuleAsItWas) {
+  // An entry the transform refuses half-way (its launch vector escapes into
+  // a call): the partly built function and its helpers are removed again.
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  auto m = llvm::parseAssemblyString(R"(
+declare void @ext(ptr)
+define void @k(ptr %args, ptr %launch) {
+  call void @ext(ptr %launch)
+  ret void
+}
+)", diag, ctx);
+  ASSERT_TRUE(m) << diag.getMessage().str();
+  size_t functions = m->size();
+  auto r = msl::executor::buildWorkGroupFunction(*m, "k", 64);
+  ASSERT_FALSE(bool(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("escapes"), std::string::npos);
+  EXPECT_EQ(m->getFunction("k.msl.wg"), nullptr);
+  EXPECT_EQ(m->getFunction("__msl_wg.local_id"), nullptr);
+  EXPECT_EQ(m->getFunction("__msl_wg.flat_id"), nullptr);
+  EXPECT_EQ(m->size(), functions);
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fcntl.h>
 #include <csignal>
 #include <fstream>
@@ -125,7 +126,9 @@ double Daemon::metric(const std::string &nameWithLabels) {
   while (std::getline(in, line))
     if (line.rfind(nameWithLabels + " ", 0) == 0)
       return std::stod(line.substr(nameWithLabels.size() + 1));
-  return 0;
+  // Every series msld has exists from start-up: an absent one is a failure
+  // (NaN equals nothing), never a silent 0.
+  return std::nan("");
 }
 
 void DaemonTest::SetUp() {

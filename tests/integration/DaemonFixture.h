@@ -49,7 +49,7 @@ public:
 
   /// GET /metrics over HTTP.
   std::string scrapeMetrics();
-  /// The value of one sample line `name{labels}` of /metrics (0 if absent).
+  /// The value of one sample line `name{labels}` of /metrics (NaN if absent).
   double metric(const std::string &nameWithLabels);
 
 private:

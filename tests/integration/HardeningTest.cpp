@@ -7,6 +7,7 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
+#include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -97,11 +98,21 @@ TEST_F(HardeningTest, CrashesDoNotKillInnocentCompiles) {
 // Defect 4: a worker stuck before its hello hung msld's start for as long as
 // the worker lived (a blocking waitpid without a kill).
 TEST_F(HardeningTest, WorkerStuckBeforeHelloIsKilledAndStartFails) {
-  auto worker = writeExecutable(dir_ / "stuck-worker", "#!/bin/sh\nexec sleep 600\n");
+  auto pidFile = dir_ / "stuck.pid";
+  auto worker = writeExecutable(dir_ / "stuck-worker",
+                                "#!/bin/sh\necho $$ > " + pidFile.string() + "\nexec sleep 600\n");
   Daemon d((dir_ / "data").string(),
            {"--worker-path", worker.string(), "--worker-start-timeout-ms", "500"});
   EXPECT_FALSE(d.start());
   EXPECT_NE(d.log().find("did not say hello within 500 ms"), std::string::npos) << d.log();
+  // And the stuck worker is gone, not left behind.
+  int pid = 0;
+  std::ifstream(pidFile) >> pid;
+  ASSERT_GT(pid, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(50)))
+    gone = ::kill(pid, 0) != 0 && errno == ESRCH;
+  EXPECT_TRUE(gone) << "worker " << pid << " still runs";
 }
 
 // Defect 4: at SIGTERM, a worker that does not exit on EOF is killed after
@@ -154,7 +165,12 @@ TEST_F(HardeningTest, ReplacementWithAnotherIdentityIsRefused) {
             grpc::StatusCode::INTERNAL);
   EXPECT_EQ(d.metric("msld_worker_identity_mismatches_total"), 1);
   EXPECT_NE(d.log().find("refused"), std::string::npos) << d.log();
-  // The remaining worker, of the pool's identity, still serves, under the same key.
+  // The remaining worker, of the pool's identity, still compiles (a miss),
+  // and keys stay those of the pool's identity.
+  CompileResponse fresh;
+  ASSERT_TRUE(compile(d, smallRequest(9), fresh).ok());
+  EXPECT_FALSE(fresh.cache_hit());
+  EXPECT_TRUE(fresh.success());
   CompileResponse again;
   ASSERT_TRUE(compile(d, smallRequest(1), again).ok());
   EXPECT_EQ(again.action_key(), first.action_key());
@@ -211,7 +227,8 @@ TEST_F(HardeningTest, BatchReadIsBoundedAndLargeBlobsStream) {
     streamed += chunk.data();
     ++chunks;
   }
-  ASSERT_TRUE(reader->Finish().ok());
+  auto finished = reader->Finish();
+  ASSERT_TRUE(finished.ok()) << finished.error_message();
   EXPECT_EQ(streamed, blob);
   EXPECT_GT(chunks, 1);
   // The client library falls back to the stream by itself.
@@ -242,8 +259,11 @@ TEST_F(HardeningTest, OversizedRequestIsRefusedAndMemoryStaysBounded) {
   CompileResponse ok;
   ASSERT_TRUE(compile(d, smallRequest(3), ok).ok());
   long peak = d.peakRssKb(), after = d.rssKb();
+  ASSERT_GT(before, 0);
+  ASSERT_GT(peak, 0);
   EXPECT_LT(peak - before, 160 * 1024) << "msld held " << (peak - before) << " KiB of a 256 MiB request";
-  EXPECT_LT(after - before, 48 * 1024) << "msld kept " << (after - before) << " KiB";
+  // (What stays resident also depends on the allocator: bounded loosely.)
+  EXPECT_LT(after - before, 96 * 1024) << "msld kept " << (after - before) << " KiB";
 }
 
 // Defect 7: a compile whose client has gone (deadline passed) is stopped,
@@ -256,9 +276,10 @@ TEST_F(HardeningTest, ExpiredCallerStopsItsCompile) {
   for (int i = 0; i < 300 && d.metric("msld_compiles_cancelled_total") < 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(d.metric("msld_compiles_cancelled_total"), 1);
-  // The only worker is free again well before the 60 s compile limit.
+  // The only worker is free again at once (the endless compile would hold it
+  // for its 60 s limit, or some 20 s until its memory limit).
   CompileResponse ok;
-  auto served = compile(d, smallRequest(4), ok, 30);
+  auto served = compile(d, smallRequest(4), ok, 5);
   ASSERT_TRUE(served.ok()) << served.error_message();
   EXPECT_EQ(d.metric("msld_worker_timeouts_total"), 0);
 }
@@ -300,33 +321,43 @@ TEST_F(HardeningTest, FullQueueRefusesWithRetryHint) {
 // make another client's compile wait behind all of it.
 TEST_F(HardeningTest, QueuedCompilesAreServedFairlyAcrossClients) {
   Daemon &d = startDaemon({"--compile-workers", "1"});
-  auto compileAs = [&](const std::string &client, const msl::v1::CompileRequest &req) {
+  auto compileAs = [&](const std::string &client, const msl::v1::CompileRequest &req, int seconds) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
     ctx.AddMetadata("msld-client-id", client);
     CompileResponse r;
     auto s = d.compiler().Compile(&ctx, req, &r);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return std::chrono::steady_clock::now();
+    return std::make_pair(s, std::chrono::steady_clock::now());
   };
-  // Client a: a burst of compiles that each take a while.
-  std::vector<std::future<std::chrono::steady_clock::time_point>> burst;
-  for (int i = 0; i < 6; ++i) {
-    burst.push_back(std::async(std::launch::async, [&, i] {
-      return compileAs("a", compileRequest(macroBomb(17), {"-DBURST=" + std::to_string(i)}));
-    }));
-    for (int t = 0; t < 200 && d.metric("msld_compiles_in_flight") + d.metric("msld_compile_queue_depth") < i + 1; ++t)
+  auto waitFor = [&](const char *metric, double value) {
+    for (int t = 0; t < 500 && d.metric(metric) != value; ++t)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return d.metric(metric);
+  };
+  // Client a holds the only worker (until its deadline) and queues a burst.
+  auto holder = std::async(std::launch::async, [&] { return compileAs("a", endlessRequest(0), 4).first; });
+  ASSERT_EQ(waitFor("msld_compiles_in_flight", 1), 1);
+  std::vector<std::future<std::pair<grpc::Status, std::chrono::steady_clock::time_point>>> burst;
+  for (int i = 0; i < 5; ++i) {
+    burst.push_back(std::async(std::launch::async, [&, i] {
+      return compileAs("a", compileRequest(macroBomb(17), {"-DBURST=" + std::to_string(i)}), 120);
+    }));
+    ASSERT_EQ(waitFor("msld_compile_queue_depth", i + 1), i + 1);
   }
   // Client b arrives last, behind all of a's queued work.
-  auto b = compileAs("b", smallRequest(6));
+  auto [bStatus, b] = compileAs("b", smallRequest(6), 120);
+  ASSERT_TRUE(bStatus.ok()) << bStatus.error_message();
+  EXPECT_EQ(holder.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   std::vector<std::chrono::steady_clock::time_point> doneA;
-  for (auto &f : burst)
-    doneA.push_back(f.get());
+  for (auto &f : burst) {
+    auto [status, at] = f.get();
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    doneA.push_back(at);
+  }
   std::sort(doneA.begin(), doneA.end());
-  // Round-robin: b ran right after a's compile that was running, so at
-  // least four of a's queued compiles finished after b.
-  EXPECT_LT(b, doneA[2]);
+  // Round-robin: b ran right after a's first queued compile (first in, first
+  // out would have put it after all five).
+  EXPECT_LT(b, doneA[1]);
 }
 
 // Defect 8: msld and the worker judged requests differently: msld accepted
@@ -382,27 +413,44 @@ TEST_F(HardeningTest, WorkerStderrInTheLogIsBounded) {
   EXPECT_NE(log.find("bytes of worker stderr dropped"), std::string::npos) << log.substr(0, 2000);
 }
 
-// Buffers of queued executions are bounded in all, however many wait.
+// Buffers of queued and running executions are bounded in all: with one
+// held by a running kernel, a second that would pass the budget is refused.
 TEST_F(HardeningTest, ExecuteBuffersHeldByMsldAreBounded) {
+  REQUIRE_EXEC_WORKER();
   Daemon &d = startDaemon({"--exec-bytes-in-flight-mb", "1"});
   auto stub = msl::v1::Executor::NewStub(d.channel());
-  msl::v1::ExecuteRequest req;
-  *req.mutable_compile() = compileRequest("kernel void k(device int *o [[buffer(0)]]) { o[0] = 1; }\n");
-  req.set_kernel("k");
-  req.add_buffers()->set_zeros(2 << 20);
-  req.add_buffer_bindings()->set_index(0);
-  req.mutable_dispatch()->mutable_threadgroups()->set_x(1);
-  req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(1);
+  auto request = [](const char *source, const char *kernel, uint64_t bytes, uint32_t timeoutMs) {
+    msl::v1::ExecuteRequest req;
+    *req.mutable_compile() = compileRequest(source);
+    req.set_kernel(kernel);
+    req.add_buffers()->set_zeros(bytes);
+    req.add_buffer_bindings()->set_index(0);
+    req.mutable_dispatch()->mutable_threadgroups()->set_x(1);
+    req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(1);
+    req.set_timeout_ms(timeoutMs);
+    return req;
+  };
+  const char *spin = "#include <metal_stdlib>\nusing namespace metal;\nkernel void spin(device atomic_uint *c [[buffer(0)]]) {\n"
+                     "  while (true) atomic_fetch_add_explicit(c, 1u, memory_order_relaxed);\n}\n";
+  const char *store = "kernel void k(device int *o [[buffer(0)]]) { o[0] = 1; }\n";
+  auto holder = std::async(std::launch::async, [&] {
+    msl::v1::ExecuteResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    return stub->Execute(&ctx, request(spin, "spin", 600 << 10, 3000), &resp);
+  });
+  for (int t = 0; t < 600 && d.metric("msld_execute_bytes_total{direction=\"in\"}") < (600 << 10); ++t)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   msl::v1::ExecuteResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  auto s = stub->Execute(&ctx, req, &resp);
+  auto s = stub->Execute(&ctx, request(store, "k", 600 << 10, 0), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
-  // A small one runs.
-  req.mutable_buffers(0)->set_zeros(4);
+  EXPECT_EQ(holder.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // Once the holder is done, a small one runs.
   grpc::ClientContext again;
   again.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  auto ok = stub->Execute(&again, req, &resp);
+  auto ok = stub->Execute(&again, request(store, "k", 4, 0), &resp);
   ASSERT_TRUE(ok.ok()) << ok.error_message();
   ASSERT_EQ(resp.buffers_size(), 1);
   EXPECT_EQ(resp.buffers(0).inline_data(), std::string("\x01\0\0\0", 4));

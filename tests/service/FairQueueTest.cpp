@@ -66,6 +66,17 @@ TEST(FairQueue, CloseWakesWaitersAndReturnsWhatWaited) {
   EXPECT_EQ(got, nullptr);
   EXPECT_TRUE(left.empty());
   EXPECT_EQ(q.push("a", item(1)), Queue::Push::Full);
+
+  // What waited comes back from close(), for its callers to be answered.
+  Queue waiting;
+  auto a = item(1), b = item(2);
+  waiting.push("a", a);
+  waiting.push("b", b);
+  auto back = waiting.close();
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE((back[0] == a && back[1] == b) || (back[0] == b && back[1] == a));
+  EXPECT_EQ(waiting.size(), 0u);
+  EXPECT_EQ(waiting.pop(), nullptr);
 }
 
 } // namespace
