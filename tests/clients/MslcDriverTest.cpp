@@ -269,7 +269,6 @@ TEST_F(TempTree, SymlinkOutOfRootIsRefused) {
   fs::create_symlink("/etc/passwd", proj / "passwd.h");
   auto c = collectIncludes(proj, "main.metal", "#include \"evil.h\"\n#include \"passwd.h\"\n", {});
   EXPECT_TRUE(c.files.empty()) << keys(c).front();
-  for (const auto& [path, bytes] : c.files) EXPECT_EQ(bytes.find("root:x:0"), std::string::npos);
   ASSERT_EQ(c.errors.size(), 2u);
   EXPECT_NE(c.errors[0].find("evil.h"), std::string::npos) << c.errors[0];
   EXPECT_NE(c.errors[0].find((root_ / "secret.txt").string()), std::string::npos) << c.errors[0];
