@@ -504,20 +504,23 @@ Result<msl::v1::ExecuteResponse> Client::execute(const msl::v1::ExecuteRequest& 
     grpc::Status s = executor_->Execute(&ctx, request, &resp);
     if (!s.ok()) return s;
   }
+  // Results that came by digest (buffers, then textures), fetched inline.
   std::vector<Digest> wanted;
-  std::vector<int> which;
-  for (int i = 0; i < resp.buffers_size(); ++i) {
-    const auto& b = resp.buffers(i);
+  std::vector<std::string*> into;
+  for (auto& b : *resp.mutable_buffers())
     if (b.inline_data().empty() && b.digest().size_bytes() > 0) {
       wanted.push_back(b.digest());
-      which.push_back(i);
+      into.push_back(b.mutable_inline_data());
     }
-  }
+  for (auto& t : *resp.mutable_textures())
+    if (t.inline_data().empty() && t.digest().size_bytes() > 0) {
+      wanted.push_back(t.digest());
+      into.push_back(t.mutable_inline_data());
+    }
   if (!wanted.empty()) {
     auto blobs = readBlobs(wanted);
     if (!blobs) return blobs.status();
-    for (std::size_t j = 0; j < which.size(); ++j)
-      resp.mutable_buffers(which[j])->set_inline_data(std::move((*blobs)[j]));
+    for (std::size_t j = 0; j < into.size(); ++j) *into[j] = std::move((*blobs)[j]);
   }
   return resp;
 }

@@ -447,7 +447,7 @@ bool parseTextureSpec(std::string_view arg, TextureSpec* out, std::string* error
   const std::string where = "--texture " + std::string(arg) + ": ";
   auto parts = split(rest, ':');
   if (parts.size() < 3 || parts.size() > 4)
-    return *error = where + "expected N=TYPE:FORMAT:W[,H[,D]][:@FILE]", false;
+    return *error = where + "expected N=TYPE:FORMAT:W[,H[,D]][:@FILE|:zeros]", false;
   auto& b = spec.binding;
   b.set_index(index);
   if (parts[0] == "1d") b.set_type(msl::v1::TextureBinding::TEXTURE_1D);
@@ -473,14 +473,47 @@ bool parseTextureSpec(std::string_view arg, TextureSpec* out, std::string* error
     b.set_depth(size.z());
     b.set_array_length(1);
   }
-  if (parts.size() == 4) {
+  if (parts.size() == 4 && parts[3] != "zeros") {
     if (!startsWith(parts[3], "@") || parts[3].size() == 1)
-      return *error = where + "the texels are given as @FILE", false;
+      return *error = where + "the texels are given as @FILE, or zeros", false;
     spec.file = std::string(parts[3].substr(1));
   }
   *out = std::move(spec);
   return true;
 }
+
+namespace {
+std::optional<msl::v1::SamplerBinding::CompareFunction> compareFunction(std::string_view name) {
+  using SB = msl::v1::SamplerBinding;
+  static const std::pair<const char*, SB::CompareFunction> kNames[] = {
+      {"never", SB::COMPARE_NEVER},     {"less", SB::COMPARE_LESS},
+      {"less_equal", SB::COMPARE_LESS_EQUAL}, {"greater", SB::COMPARE_GREATER},
+      {"greater_equal", SB::COMPARE_GREATER_EQUAL}, {"equal", SB::COMPARE_EQUAL},
+      {"not_equal", SB::COMPARE_NOT_EQUAL}, {"always", SB::COMPARE_ALWAYS}};
+  for (const auto& [n, f] : kNames)
+    if (name == n) return f;
+  return std::nullopt;
+}
+
+// The type --print shows a texture's texels in: its components as stored.
+ValueType storedTypeOf(msl::v1::TextureBinding::PixelFormat format) {
+  switch ((int(format) - 1) / 3) {
+    case 0: return ValueType::kUChar;  // unorm8: 0..255
+    case 1: return ValueType::kHalf;
+    case 2: return ValueType::kFloat;
+    case 3: return ValueType::kInt;
+    default: return ValueType::kUInt;
+  }
+}
+
+// Bytes of a texture's texels: r, rg or rgba components of the stored type.
+std::size_t textureByteSize(const msl::v1::TextureBinding& t) {
+  static const std::size_t kComponents[] = {1, 2, 4};
+  return std::size_t(t.width()) * std::max(1u, t.height()) * std::max(1u, t.depth()) *
+         std::max(1u, t.array_length()) * valueTypeSize(storedTypeOf(t.format())) *
+         kComponents[(int(t.format()) - 1) % 3];
+}
+}  // namespace
 
 bool parseSamplerSpec(std::string_view arg, msl::v1::SamplerBinding* out, std::string* error) {
   msl::v1::SamplerBinding s;
@@ -515,10 +548,19 @@ bool parseSamplerSpec(std::string_view arg, msl::v1::SamplerBinding* out, std::s
       if (key == "address" || key == "r") s.set_r_address(*mode);
     } else if (key == "coord" && (value == "normalized" || value == "pixel")) {
       s.set_normalized_coordinates(value == "normalized");
+    } else if (key == "border" &&
+               (value == "transparent_black" || value == "opaque_black" || value == "opaque_white")) {
+      s.set_border_color(value == "transparent_black" ? SB::TRANSPARENT_BLACK
+                         : value == "opaque_black"    ? SB::OPAQUE_BLACK
+                                                      : SB::OPAQUE_WHITE);
+    } else if (key == "compare" && compareFunction(value)) {
+      s.set_compare_function(*compareFunction(value));
     } else {
       *error = where + "bad setting '" + std::string(item) +
                "' (filter|min|mag=nearest|linear, address|s|t|r=clamp_to_edge|repeat|mirrored_repeat|"
-               "clamp_to_zero|clamp_to_border, coord=normalized|pixel)";
+               "clamp_to_zero|clamp_to_border, coord=normalized|pixel, "
+               "border=transparent_black|opaque_black|opaque_white, "
+               "compare=never|less|less_equal|greater|greater_equal|equal|not_equal|always)";
       return false;
     }
   }
@@ -532,9 +574,9 @@ std::string runUsage() {
   return R"(usage: mslc run FILE.metal --kernel NAME [metal options] [--constant KEY=VALUE]...
                 [--device cpu|cuda[:N]]
                 (--grid X[,Y[,Z]] | --threadgroups X[,Y[,Z]]) --threadgroup x[,y[,z]]
-                [--buffer N=SPEC]... [--threadgroup-memory N=BYTES]... [--texture N=...]
-                [--sampler N=...] [--out N=FILE]... [--print N[:TYPE]]... [--repeat R]
-                [--timeout-ms MS] [--stats] [--server HOST:PORT]
+                [--buffer N=SPEC]... [--threadgroup-memory N=BYTES]... [--texture N=...]...
+                [--sampler N=...]... [--out [texture:]N=FILE]... [--print [texture:]N[:TYPE]]...
+                [--repeat R] [--timeout-ms MS] [--stats] [--server HOST:PORT]
 
 Compiles FILE.metal on an msld server and runs kernel NAME there.
 
@@ -549,13 +591,27 @@ Compiles FILE.metal on an msld server and runs kernel NAME there.
                             TYPE:V,V,...  values of TYPE: float half bfloat int uint
                                           short ushort char uchar long ulong
   --threadgroup-memory N=BYTES  threadgroup memory length at [[threadgroup(N)]]
-  --texture N=TYPE:FORMAT:W[,H[,D]][:@FILE]  a texture at [[texture(N)]]
-                          (TYPE 1d|2d|2d_array|3d, FORMAT e.g. rgba8unorm, r32float)
-  --sampler N=K=V,...     a sampler at [[sampler(N)]] (filter|min|mag=nearest|linear,
-                          address|s|t|r=clamp_to_edge|repeat|..., coord=normalized|pixel)
+  --texture N=TYPE:FORMAT:W[,H[,D]][:@FILE|:zeros]  a texture (one mip level) at
+                          [[texture(N)]]: TYPE 1d|2d|2d_array|3d (for 2d_array D is
+                          the array length), FORMAT r8unorm rg8unorm rgba8unorm
+                          r16float rg16float rgba16float r32float rg32float rgba32float
+                          r32sint rg32sint rgba32sint r32uint rg32uint rgba32uint;
+                          FILE holds the texels row by row, tightly packed (its size
+                          must be W*H*D*texel bytes); default zeros
+  --sampler N=K=V,...     a sampler at [[sampler(N)]]: filter|min|mag=nearest|linear,
+                          address|s|t|r=clamp_to_edge|repeat|mirrored_repeat|
+                          clamp_to_zero|clamp_to_border, coord=normalized|pixel,
+                          border=transparent_black|opaque_black|opaque_white,
+                          compare=never|less|less_equal|greater|greater_equal|equal|
+                          not_equal|always (defaults: nearest, clamp_to_edge,
+                          normalized, transparent_black, never)
   --out N=FILE            write buffer N's final bytes to FILE
+  --out texture:N=FILE    write texture N's final texels to FILE
   --print N[:TYPE]        print buffer N's final values, comma-separated on one line
                           (default TYPE: the kernel argument's; hex bytes for structs)
+  --print texture:N[:TYPE]  print texture N's final texel components, as stored
+                          (default TYPE: the format's: uchar for unorm8, half, float,
+                          int or uint)
   --repeat R              dispatch R times in a row on the same buffers
   --timeout-ms MS         time limit of all dispatches (default: the server's)
   --stats                 print the compile cache hit and each dispatch's kernel time
@@ -573,7 +629,7 @@ bool parseRunCommandLine(const std::vector<std::string>& args, const char* env_a
   RunInvocation inv;
   static_cast<SourceOptions&>(inv) = defaultSourceOptions(env_address);
   bool haveInput = false, haveGrid = false, haveThreadgroup = false;
-  std::set<std::uint32_t> bufferIndices;
+  std::set<std::uint32_t> bufferIndices, textureIndices;
   for (ArgReader r(args); !r.done(); r.next()) {
     const std::string a = r.arg();
     switch (parseSourceOption(r, cwd, &inv, error)) {
@@ -630,6 +686,9 @@ bool parseRunCommandLine(const std::vector<std::string>& args, const char* env_a
       if (!take("--texture")) return false;
       TextureSpec spec;
       if (!parseTextureSpec(v, &spec, error)) return false;
+      if (!textureIndices.insert(spec.binding.index()).second)
+        return *error = "[[texture(" + std::to_string(spec.binding.index()) + ")]] is given twice (--texture " + v +
+                        ")", false;
       inv.textures.push_back(std::move(spec));
     } else if (r.is("--sampler")) {
       if (!take("--sampler")) return false;
@@ -640,19 +699,24 @@ bool parseRunCommandLine(const std::vector<std::string>& args, const char* env_a
       if (!take("--out")) return false;
       std::uint32_t index;
       std::string_view rest;
-      if (!splitIndexed(v, "--out", &index, &rest, error)) return false;
+      const bool texture = startsWith(v, "texture:");
+      if (!splitIndexed(std::string_view(v).substr(texture ? 8 : 0), "--out", &index, &rest, error))
+        return *error = "--out needs [texture:]N=FILE, not '" + v + "'", false;
       if (rest.empty()) return *error = "--out " + v + ": missing file name", false;
-      inv.outs.emplace_back(index, std::string(rest));
+      (texture ? inv.texture_outs : inv.outs).emplace_back(index, std::string(rest));
     } else if (r.is("--print")) {
       if (!take("--print")) return false;
       RunInvocation::Print p;
-      auto colon = v.find(':');
-      if (!parseU32(std::string_view(v).substr(0, colon), &p.index))
-        return *error = "--print needs N[:TYPE], with N a [[buffer(N)]] index, not '" + v + "'", false;
-      if (colon != std::string::npos) {
-        p.type = parseValueType(std::string_view(v).substr(colon + 1));
+      p.texture = startsWith(v, "texture:");
+      std::string_view spec = std::string_view(v).substr(p.texture ? 8 : 0);
+      auto colon = spec.find(':');
+      if (!parseU32(spec.substr(0, colon), &p.index))
+        return *error = "--print needs [texture:]N[:TYPE], with N a [[buffer(N)]] (or [[texture(N)]]) index, not '" +
+                        v + "'", false;
+      if (colon != std::string_view::npos) {
+        p.type = parseValueType(spec.substr(colon + 1));
         if (!p.type)
-          return *error = "--print " + v + ": unknown TYPE '" + v.substr(colon + 1) +
+          return *error = "--print " + v + ": unknown TYPE '" + std::string(spec.substr(colon + 1)) +
                           "' (float, half, bfloat, int, uint, short, ushort, char, uchar, long, ulong)", false;
       }
       inv.prints.push_back(p);
@@ -686,9 +750,14 @@ bool parseRunCommandLine(const std::vector<std::string>& args, const char* env_a
   for (const auto& [index, file] : inv.outs)
     if (!bufferIndices.count(index))
       return *error = "--out " + std::to_string(index) + "=" + file + ": no --buffer " + std::to_string(index) + "=...", false;
+  for (const auto& [index, file] : inv.texture_outs)
+    if (!textureIndices.count(index))
+      return *error = "--out texture:" + std::to_string(index) + "=" + file + ": no --texture " +
+                      std::to_string(index) + "=...", false;
   for (const auto& p : inv.prints)
-    if (!bufferIndices.count(p.index))
-      return *error = "--print " + std::to_string(p.index) + ": no --buffer " + std::to_string(p.index) + "=...", false;
+    if (!(p.texture ? textureIndices : bufferIndices).count(p.index))
+      return *error = std::string("--print ") + (p.texture ? "texture:" : "") + std::to_string(p.index) + ": no --" +
+                      (p.texture ? "texture " : "buffer ") + std::to_string(p.index) + "=...", false;
   *out = std::move(inv);
   return true;
 }
@@ -854,6 +923,17 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
       }
     }
   }
+  std::map<std::uint32_t, std::string> textureBytes;  // [[texture(n)]] -> initial texels ("" for zeros)
+  for (auto& t : *request.mutable_textures()) {
+    std::string& bytes = textureBytes[t.index()];
+    if (!t.contents().has_inline_()) continue;
+    bytes = t.contents().inline_();
+    if (bytes.size() > kInlineBufferBytes) {
+      auto up = client.uploadMissingBlobs({bytes});
+      if (!up) return failed(up.status());
+      *t.mutable_contents()->mutable_digest() = up->front();
+    }
+  }
 
   auto response = client.execute(request);
   if (!response) return failed(response.status());
@@ -875,9 +955,18 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
   std::map<std::uint32_t, std::size_t> positionOf;
   for (std::size_t i = 0; i < inv.buffers.size(); ++i) positionOf[inv.buffers[i].index] = i;
 
+  // Each --texture's final texels likewise (zeros it went in with, if the
+  // kernel cannot write it and it had no file).
+  std::map<std::uint32_t, msl::v1::TextureBinding::PixelFormat> formatOf;
+  for (const auto& t : request.textures()) formatOf[t.index()] = t.format();
+  for (auto& t : *response->mutable_textures())
+    if (textureBytes.count(t.index())) textureBytes[t.index()] = std::move(*t.mutable_inline_data());
+  for (const auto& t : request.textures())
+    if (std::string& bytes = textureBytes[t.index()]; bytes.empty() && !t.contents().has_inline_())
+      bytes.assign(textureByteSize(t), '\0');
+
   int status = 0;
-  for (const auto& [index, file] : inv.outs) {
-    const std::string& bytes = finalBytes[positionOf[index]];
+  auto write = [&](const std::string& file, const std::string& bytes) {
     std::ofstream f(file, std::ios::binary | std::ios::trunc);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     f.close();
@@ -885,13 +974,16 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
       err << "mslc: error: cannot write '" << file << "'\n";
       status = 1;
     }
-  }
+  };
+  for (const auto& [index, file] : inv.outs) write(file, finalBytes[positionOf[index]]);
+  for (const auto& [index, file] : inv.texture_outs) write(file, textureBytes[index]);
 
   std::optional<std::string> reflection;
   for (const auto& p : inv.prints) {
-    const std::string& bytes = finalBytes[positionOf[p.index]];
+    const std::string& bytes = p.texture ? textureBytes[p.index] : finalBytes[positionOf[p.index]];
     std::optional<ValueType> type = p.type;
     std::size_t elementSize = 0;
+    if (!type && p.texture) type = storedTypeOf(formatOf[p.index]);
     if (!type) {
       if (!reflection) {
         reflection.emplace();

@@ -366,6 +366,19 @@ private:
     return "sample";
   }
 
+  // A texture's element type by its Metal name (template arguments are
+  // canonical: `uint` would print as "unsigned int").
+  std::string textureElementName(clang::QualType t) const {
+    using BT = clang::BuiltinType;
+    if (t->isHalfType())
+      return "half";
+    for (auto [kind, name] : {std::pair{BT::Float, "float"}, {BT::Int, "int"}, {BT::UInt, "uint"},
+                              {BT::Short, "short"}, {BT::UShort, "ushort"}})
+      if (t->isSpecificBuiltinType(kind))
+        return name;
+    return typeName(t);
+  }
+
   // The value in this compile of the program-scope bool `name` that a
   // [[function_constant(name)]] argument names (a function constant, or a
   // constant computed from them); nullopt if it is not one.
@@ -519,6 +532,14 @@ private:
                         ->getTemplateArgs()[0]
                         .getAsType();
         a.access = a.kind == ArgKind::Texture ? textureAccess(element) : "read";
+        if (a.kind == ArgKind::Texture) {
+          a.textureType = metalRecordName(element).str();
+          if (const auto *spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+                  element->getAsCXXRecordDecl());
+              spec && spec->getTemplateArgs().size() > 0 &&
+              spec->getTemplateArgs()[0].getKind() == clang::TemplateArgument::Type)
+            a.elementType = textureElementName(spec->getTemplateArgs()[0].getAsType());
+        }
       } else if (a.addressSpace == "device" || a.addressSpace == "constant") {
         a.kind = ArgKind::Buffer;
         auto attr = binding("buffer");

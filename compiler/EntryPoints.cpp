@@ -27,9 +27,11 @@ struct Geometry {
   Vec3 dispatched{}, grid{};
 };
 
+// SIMD-groups are 32 threads on both targets: a warp, and on the CPU 32
+// consecutive work-items of the work-group function (executor/
+// WorkGroupFunction.h kSimdWidth), as on Apple GPUs.
 constexpr unsigned kNvptxSimdWidth = 32;
-// The CPU runs one thread of a SIMD-group at a time: a SIMD-group is one thread.
-constexpr unsigned kCpuSimdWidth = 1;
+constexpr unsigned kCpuSimdWidth = 32;
 
 Geometry nvptxGeometry(IRBuilder<> &b) {
   Module *m = b.GetInsertBlock()->getModule();

@@ -93,6 +93,10 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
       }
       if (a.arrayLength)
         ja["array_length"] = a.arrayLength;
+      if (!a.textureType.empty()) {
+        ja["texture_type"] = a.textureType;
+        ja["element_type"] = a.elementType;
+      }
       jf["arguments"].push_back(std::move(ja));
     }
     if (isGridStage(f.stage))

@@ -60,6 +60,11 @@ struct ShaderArg {
   /// Textures and samplers: the N of a metal::array<T, N> argument (it binds
   /// N consecutive indices); 0 for a single one.
   unsigned arrayLength = 0;
+  /// Textures: the stdlib type ("texture2d", "depth2d_array", ...) and its
+  /// element type ("float", "half", "int", "uint", "short", "ushort"), what
+  /// a runtime checks a bound texture against.
+  std::string textureType;
+  std::string elementType;
   /// [[function_constant(name)]]: the argument exists only when it is true.
   std::string functionConstant;
   /// False when that constant is false in this compile: the argument does

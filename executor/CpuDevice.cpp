@@ -4,6 +4,7 @@
 #include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/IR/InstIterator.h>
 
+#include "CpuTextures.h"
 #include "GuardedMemory.h"
 #include "WorkGroupFunction.h"
 #include "WorkerProtocol.h"
@@ -366,14 +367,19 @@ unsigned slotsReadBy(llvm::Function *entry) {
   return unsigned((end + 7) / 8);
 }
 
+// The texture hooks CpuTextures implements (the JIT resolves them to it).
+bool isTextureHook(llvm::StringRef name) {
+  static const llvm::StringSet<> kHooks = [] {
+    llvm::StringSet<> s;
+    for (const auto &[hook, address] : textureHookSymbols())
+      s.insert(hook);
+    return s;
+  }();
+  return kHooks.contains(name);
+}
+
 std::string unsupportedHookMessage(const std::string &symbol, llvm::StringRef hook) {
-  std::string what;
-  if (hook.starts_with("__msl_texture") || hook.starts_with("__msl_sampler"))
-    what = " (textures and samplers are not supported by the CPU device yet)";
-  else if (hook.starts_with("__msl_simd") || hook.starts_with("__msl_quad"))
-    what = " (SIMD-group functions are not supported by the CPU device yet)";
-  return "kernel " + symbol + " uses " + hook.str() + ", which the CPU device does not provide" +
-         what;
+  return "kernel " + symbol + " uses " + hook.str() + ", which the CPU device does not provide";
 }
 
 struct HostTarget {
@@ -422,7 +428,7 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
   if (!entry || entry->isDeclaration())
     return fail("the module has no kernel entry '" + symbol + "'");
   for (llvm::Function *d : reachableDeclarations(entry))
-    if (d->getName().starts_with("__msl_") && !isBarrierHook(d->getName()))
+    if (d->getName().starts_with("__msl_") && !isWorkGroupHook(d->getName()) && !isTextureHook(d->getName()))
       return fail(unsupportedHookMessage(symbol, d->getName()));
 
   const unsigned requiredSlots = slotsReadBy(entry);
@@ -455,8 +461,8 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
   if (!wgFn || wgFn->isDeclaration())
     return fail("kernel " + symbol + ": no work-group function '" + wg->symbol + "'");
   for (llvm::Function *d : reachableDeclarations(wgFn))
-    if (d->getName().starts_with("__msl_"))
-      return fail(isBarrierHook(d->getName())
+    if (d->getName().starts_with("__msl_") && !isTextureHook(d->getName()))
+      return fail(isWorkGroupHook(d->getName())
                       ? "kernel " + symbol + ": " + d->getName().str() + " is left after the work-group function was built"
                       : unsupportedHookMessage(symbol, d->getName()));
 
@@ -552,6 +558,9 @@ llvm::Expected<std::unique_ptr<Kernel>> compileKernel(const std::string &bitcode
                                    llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     own[mangle("__truncdfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&mslTruncDfBf2),
                                    llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    for (const auto &[hook, address] : textureHookSymbols())
+      own[mangle(hook)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                           llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(own))))
       return e;
     return &jd;
@@ -672,6 +681,11 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
       return fail("buffer " + std::to_string(i) + ": " + error);
     std::memcpy(buffers[i].data(), b.data().data(), b.data().size());
   }
+  std::vector<OwnedTexture> textures(req.textures_size());
+  for (int i = 0; i < req.textures_size(); ++i)
+    if (std::string e = makeTexture(req.textures(i), textures[i]); !e.empty())
+      return fail("texture " + std::to_string(i) + " ([[texture(" + std::to_string(req.textures(i).index()) +
+                  ")]]): " + e);
 
   // Argument slots; threadgroup slots get their offsets in each
   // threadgroup's block, after the threadgroup variables.
@@ -681,6 +695,7 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
   const Kernel &k = **kernel;
   std::vector<void *> args(req.slots_size(), nullptr);
   std::vector<std::pair<int, uint64_t>> threadgroupSlots; // slot, offset in the block
+  std::vector<std::vector<uint64_t>> handleArrays(req.slots_size()); // what array slots point at
   uint64_t blockBytes = alignTo(k.threadgroupGlobalsBytes, 16);
   for (int i = 0; i < req.slots_size(); ++i) {
     const ExecSlot &s = req.slots(i);
@@ -699,9 +714,26 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
       threadgroupSlots.emplace_back(i, blockBytes);
       blockBytes = alignTo(blockBytes + s.length(), 16);
       break;
+    case ExecSlot::HANDLE: {
+      // A texture's address or a sampler's packed state (CpuTextures.h).
+      std::vector<uint64_t> &handles = handleArrays[i];
+      for (const auto &h : s.handles()) {
+        if (h.has_texture() && h.texture() >= textures.size())
+          return fail("argument slot " + std::to_string(i) + " names texture " + std::to_string(h.texture()) +
+                      " of " + std::to_string(textures.size()));
+        handles.push_back(h.has_texture() ? textures[h.texture()].texture.handle() : h.sampler_state());
+      }
+      if (s.handle_array())
+        args[i] = handles.data();
+      else if (handles.size() > 1)
+        return fail("argument slot " + std::to_string(i) + " has " + std::to_string(handles.size()) +
+                    " handles and is not an array");
+      else
+        args[i] = reinterpret_cast<void *>(uintptr_t(handles.empty() ? 0 : handles[0]));
+      break;
+    }
     default:
-      return fail("argument slot " + std::to_string(i) +
-                  ": textures and samplers are not supported by the CPU device yet");
+      return fail("argument slot " + std::to_string(i) + " is of an unknown kind");
     }
   }
   if (unsigned(req.slots_size()) < k.requiredSlots)
@@ -753,6 +785,7 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
     }
   };
   std::snprintf(gKernelSymbol, sizeof gKernelSymbol, "%s", req.symbol().c_str());
+  (void)takeTextureUsageError(); // none left from an earlier request
   for (unsigned r = 0; r < repeat; ++r) {
     next.store(0);
     gKernelRunning = 1;
@@ -761,11 +794,16 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
     auto end = std::chrono::steady_clock::now();
     gKernelRunning = 0;
     resp.add_dispatch_time_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    if (std::string e = takeTextureUsageError(); !e.empty())
+      return fail("kernel " + req.symbol() + ": " + e);
   }
 
   for (int i = 0; i < req.buffers_size(); ++i)
     if (req.buffers(i).returned())
       resp.add_buffers(std::string(buffers[i].data(), buffers[i].length()));
+  for (int i = 0; i < req.textures_size(); ++i)
+    if (req.textures(i).returned())
+      resp.add_textures(std::string(textures[i].texture.texels, textures[i].texture.bytes()));
   return resp;
 }
 

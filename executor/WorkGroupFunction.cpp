@@ -28,6 +28,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/PostOrderIterator.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
@@ -40,6 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <map>
@@ -51,20 +54,31 @@ using namespace llvm;
 namespace msl::executor {
 namespace {
 
-constexpr const char *kBarrierHooks[] = {"__msl_threadgroup_barrier", "__msl_simdgroup_barrier"};
+constexpr const char *kThreadgroupBarrier = "__msl_threadgroup_barrier";
+constexpr const char *kSimdgroupBarrier = "__msl_simdgroup_barrier";
+constexpr const char *kExchange = "__msl_simd_exchange";           // ptr (i32 words, i64 w0..w3)
+constexpr const char *kExchangeMask = "__msl_simd_exchange_mask";  // i64 ()
+constexpr const char *kSimdLaneId = "__msl_simd_lane_id";          // i32 ()
 constexpr const char *kLocalIdName = "__msl_wg.local_id"; // i32 (i32 dim)
 constexpr const char *kFlatIdName = "__msl_wg.flat_id";   // i32 ()
+constexpr unsigned kExchangeWords = 4;                     // i64 words per lane and exchange
 
 Error fail(const Twine &what) { return createStringError(inconvertibleErrorCode(), what); }
 
-bool isBarrierHook(const Function *f) { return f && msl::executor::isBarrierHook(f->getName()); }
+bool isCutHook(const Function *f) { return f && (msl::executor::isBarrierHook(f->getName()) || f->getName() == kExchange); }
 
-bool isBarrier(const Instruction &i) {
+/// A call the CFG is cut at: a barrier or an exchange.
+bool isCut(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
-  return call && isBarrierHook(call->getCalledFunction());
+  return call && isCutHook(call->getCalledFunction());
 }
 
-/// Functions defined in `m` that call a barrier hook, directly or not.
+/// Calls that only the work-group function can give a meaning to.
+bool isWorkItemHook(const Function *f) {
+  return f && (isCutHook(f) || f->getName() == kExchangeMask || f->getName() == kSimdLaneId);
+}
+
+/// Functions defined in `m` that call a work-item hook, directly or not.
 DenseSet<const Function *> functionsReachingBarriers(Module &m) {
   DenseSet<const Function *> out;
   for (bool changed = true; changed;) {
@@ -75,7 +89,7 @@ DenseSet<const Function *> functionsReachingBarriers(Module &m) {
       for (Instruction &i : instructions(f))
         if (auto *call = dyn_cast<CallBase>(&i)) {
           const Function *callee = call->getCalledFunction();
-          if (isBarrierHook(callee) || (callee && out.count(callee))) {
+          if (isWorkItemHook(callee) || (callee && out.count(callee))) {
             out.insert(&f);
             changed = true;
             break;
@@ -109,10 +123,22 @@ private:
   Error replaceLaunchLocalIds();
   void hoistUniformPrologue();
   void relocateThreadgroupGlobals();
-  void isolateBarriers();
+  void replaceSimdLaneIds();
+  Error isolateCuts();
   Error arrayifyAllocas();
   void demoteLiveAcrossBarriers();
+  bool rematerializable(Value *v, unsigned depth = 8);
+  /// A copy of the pure expression `v` computed before `at`.
+  Value *rematerialize(Value *v, Instruction *at, DenseMap<Value *, Value *> &done);
   void formSubCfgs();
+  void lowerThreadgroupAtomics();
+  BasicBlock *emitSnapshot(BasicBlock *pre, Value *total, AllocaInst *next, unsigned id);
+  BasicBlock *emitPickEarliest(Value *total, AllocaInst *next, const std::vector<BasicBlock *> &starts,
+                               BasicBlock *ret);
+  /// A counted loop i = 0 .. count-1 (count >= 1) after `pre`; `body` fills
+  /// one iteration at the builder. Returns the block after the loop.
+  BasicBlock *emitLoop(BasicBlock *pre, Value *count, const Twine &name,
+                       function_ref<void(IRBuilder<> &, Value *)> body);
 
   Value *localId(IRBuilder<> &b, unsigned dim) { return b.CreateCall(localIdFn_, {b.getInt32(dim)}); }
   Value *flatId(IRBuilder<> &b) { return b.CreateCall(flatIdFn_); }
@@ -138,7 +164,15 @@ private:
   Function *localIdFn_ = nullptr, *flatIdFn_ = nullptr;
   BasicBlock *prologue_ = nullptr; // uniform code, ahead of every loop
   BasicBlock *body_ = nullptr;     // the cloned entry block
-  std::vector<BasicBlock *> barriers_; // one block per barrier (a lone branch)
+  std::vector<BasicBlock *> barriers_; // one block per cut (a lone branch), in reverse post-order
+  DenseSet<BasicBlock *> exchanges_;   // the cuts that are exchanges
+  // Per-work-item resumption: with exchanges (or SIMD-group barriers) the
+  // work-items of a threadgroup may stop at different cuts, so each records
+  // its own next sub-CFG and the earliest pending cut runs next.
+  bool perItem_ = false;
+  AllocaInst *published_ = nullptr; // [maxThreads x [4 x i64]]: what each work-item published
+  AllocaInst *snapshot_ = nullptr;  // the same, copied when its exchange runs
+  AllocaInst *masks_ = nullptr;     // [maxThreads/32 x i64]: the lanes at that exchange
   WorkGroupFunction result_;
 };
 
@@ -183,7 +217,7 @@ Error Builder::cloneAndInline() {
     }
   }
   for (Instruction &i : instructions(*wg_))
-    if (auto *call = dyn_cast<CallBase>(&i); call && !isBarrier(i) && call->isIndirectCall() &&
+    if (auto *call = dyn_cast<CallBase>(&i); call && !isCut(i) && call->isIndirectCall() &&
                                              call->isConvergent())
       return fail("kernel '" + entry_.getName() + "': an indirect convergent call (a barrier?)");
   return Error::success();
@@ -296,19 +330,90 @@ void Builder::relocateThreadgroupGlobals() {
   result_.threadgroupGlobalsAlign = maxAlign;
 }
 
-// Each barrier alone in a block (then removed, leaving a lone branch); the
-// block after it has that block as its only predecessor and no phis.
-void Builder::isolateBarriers() {
-  std::vector<Instruction *> calls;
+// [[thread_index_in_simdgroup]] of the stdlib's SIMD-group functions: the
+// SIMD-groups are kSimdWidth consecutive work-items.
+void Builder::replaceSimdLaneIds() {
+  Function *hook = m_.getFunction(kSimdLaneId);
+  if (!hook)
+    return;
+  for (User *u : make_early_inc_range(hook->users()))
+    if (auto *call = dyn_cast<CallInst>(u); call && call->getFunction() == wg_) {
+      IRBuilder<> b(call);
+      call->replaceAllUsesWith(b.CreateAnd(flatId(b), b.getInt32(kSimdWidth - 1), "simd.lane"));
+      call->eraseFromParent();
+    }
+}
+
+// Each cut alone in a block (then removed, leaving a lone branch); the block
+// after it has that block as its only predecessor and no phis. An exchange
+// stores the work-item's words to its slot of published_ before the cut and
+// finds its SIMD-group's slots in snapshot_ after it; its mask reads masks_.
+Error Builder::isolateCuts() {
+  std::vector<CallInst *> calls;
   for (Instruction &i : instructions(*wg_))
-    if (isBarrier(i))
-      calls.push_back(&i);
-  for (Instruction *call : calls) {
-    BasicBlock *at = call->getParent()->splitBasicBlock(call, "wg.barrier");
+    if (isCut(i))
+      calls.push_back(cast<CallInst>(&i));
+  for (CallInst *call : calls)
+    if (call->getCalledFunction()->getName() != kThreadgroupBarrier)
+      perItem_ = true;
+  Type *i64 = Type::getInt64Ty(ctx_);
+  Type *words = ArrayType::get(i64, kExchangeWords);
+  if (perItem_) {
+    published_ = contextArray(words, Align(32), "wg.published");
+    snapshot_ = contextArray(words, Align(32), "wg.snapshot");
+    IRBuilder<> b(prologue_, prologue_->begin());
+    masks_ = b.CreateAlloca(ArrayType::get(i64, (maxThreads_ + kSimdWidth - 1) / kSimdWidth), nullptr, "wg.masks");
+  }
+  const bool hasExchange = any_of(calls, [](CallInst *c) { return c->getCalledFunction()->getName() == kExchange; });
+  if (Function *maskHook = m_.getFunction(kExchangeMask)) {
+    for (User *u : make_early_inc_range(maskHook->users())) {
+      auto *call = dyn_cast<CallInst>(u);
+      if (!call || call->getFunction() != wg_)
+        continue;
+      if (!hasExchange)
+        return fail("kernel '" + entry_.getName() + "': " + kExchangeMask + " without an exchange");
+      IRBuilder<> b(call);
+      Value *group = b.CreateLShr(flatId(b), b.getInt32(5));
+      Value *p = b.CreateInBoundsGEP(masks_->getAllocatedType(), masks_,
+                                     {b.getInt64(0), b.CreateZExt(group, b.getInt64Ty())});
+      call->replaceAllUsesWith(b.CreateLoad(i64, p, "simd.mask"));
+      call->eraseFromParent();
+    }
+  }
+  for (CallInst *call : calls) {
+    const bool exchange = call->getCalledFunction()->getName() == kExchange;
+    if (exchange) {
+      if (call->arg_size() != 1 + kExchangeWords)
+        return fail(Twine("kernel '") + entry_.getName() + "': " + kExchange + " has the wrong arguments");
+      unsigned n = kExchangeWords;
+      if (auto *c = dyn_cast<ConstantInt>(call->getArgOperand(0)))
+        n = unsigned(std::min<uint64_t>(c->getZExtValue(), kExchangeWords));
+      Value *mine = slot(published_, call);
+      IRBuilder<> b(call);
+      for (unsigned w = 0; w < n; ++w)
+        b.CreateStore(call->getArgOperand(1 + w), b.CreateConstInBoundsGEP2_32(words, mine, 0, w));
+    }
+    BasicBlock *at = call->getParent()->splitBasicBlock(call, "wg.cut");
     at->splitBasicBlock(call->getNextNode(), "wg.after");
+    if (exchange) {
+      IRBuilder<> b(at->getSingleSuccessor(), at->getSingleSuccessor()->getFirstInsertionPt());
+      Value *lane0 = b.CreateAnd(flatId(b), b.getInt32(~(kSimdWidth - 1)));
+      Value *slots = b.CreateInBoundsGEP(snapshot_->getAllocatedType(), snapshot_,
+                                         {b.getInt64(0), b.CreateZExt(lane0, b.getInt64Ty())}, "simd.slots");
+      call->replaceAllUsesWith(slots);
+      exchanges_.insert(at);
+    }
     call->eraseFromParent();
     barriers_.push_back(at);
   }
+  // Ids in reverse post-order: the earliest pending cut is the one the
+  // diverged work-items reach first (they reconverge at the later ones).
+  DenseMap<BasicBlock *, unsigned> order;
+  unsigned n = 0;
+  for (BasicBlock *bb : ReversePostOrderTraversal<Function *>(wg_))
+    order[bb] = n++;
+  llvm::sort(barriers_, [&](BasicBlock *a, BasicBlock *b) { return order.lookup(a) < order.lookup(b); });
+  return Error::success();
 }
 
 // With barriers, a private variable lives per work-item: one slot each.
@@ -318,6 +423,8 @@ Error Builder::arrayifyAllocas() {
     if (auto *a = dyn_cast<AllocaInst>(&i))
       allocas.push_back(a);
   for (AllocaInst *a : allocas) {
+    if (a->getParent() == prologue_ && !barriers_.empty())
+      continue; // the work-group function's own arrays
     if (barriers_.empty()) {
       if (a->getParent() == body_ && isa<ConstantInt>(a->getArraySize()))
         a->moveBefore(prologue_->getFirstNonPHI());
@@ -344,6 +451,41 @@ Error Builder::arrayifyAllocas() {
   return Error::success();
 }
 
+// Pure arithmetic, up to a small depth, on constants, arguments, the
+// uniform prologue and the work-item's position.
+bool Builder::rematerializable(Value *v, unsigned depth) {
+  if (isa<Constant, Argument>(v))
+    return true;
+  auto *i = dyn_cast<Instruction>(v);
+  if (!i)
+    return false;
+  if (i->getParent() == prologue_)
+    return true;
+  if (auto *call = dyn_cast<CallInst>(i))
+    return call->getCalledFunction() == localIdFn_ || call->getCalledFunction() == flatIdFn_;
+  if (depth == 0 || !isa<GetElementPtrInst, CastInst, BinaryOperator, CmpInst, SelectInst>(i) ||
+      i->mayHaveSideEffects() || i->mayReadFromMemory())
+    return false;
+  if (auto *bo = dyn_cast<BinaryOperator>(i); bo && bo->isIntDivRem())
+    return false;
+  return all_of(i->operands(), [&](Value *op) { return rematerializable(op, depth - 1); });
+}
+
+Value *Builder::rematerialize(Value *v, Instruction *at, DenseMap<Value *, Value *> &done) {
+  auto *i = dyn_cast<Instruction>(v);
+  if (!i || i->getParent() == prologue_)
+    return v;
+  if (Value *copy = done.lookup(v))
+    return copy; // a subexpression shared in the DAG: computed once
+  Instruction *copy = i->clone();
+  for (Use &op : copy->operands())
+    op.set(rematerialize(op.get(), at, done));
+  copy->insertBefore(at);
+  copy->setName(i->getName() + ".re");
+  done[v] = copy;
+  return copy;
+}
+
 void Builder::demoteLiveAcrossBarriers() {
   if (barriers_.empty())
     return;
@@ -368,7 +510,7 @@ void Builder::demoteLiveAcrossBarriers() {
     }
     return false;
   };
-  std::vector<Instruction *> demote;
+  std::vector<Instruction *> demote, recompute;
   for (BasicBlock &bb : *wg_) {
     if (&bb == prologue_)
       continue;
@@ -379,7 +521,21 @@ void Builder::demoteLiveAcrossBarriers() {
                                                       call->getCalledFunction() == flatIdFn_))
         continue; // recomputed at the uses (below)
       if (liveAcross(&i))
-        demote.push_back(&i);
+        (rematerializable(&i) ? recompute : demote).push_back(&i);
+    }
+  }
+  // Cheap values of the work-item's position and uniform values (addresses
+  // into threadgroup tiles, indices) are computed again where they are used
+  // rather than kept per work-item: a context array costs a store and a
+  // load per work-item and keeps the loops from vectorizing (pocl PR #1169).
+  for (Instruction *def : recompute) {
+    SmallVector<Use *, 8> uses;
+    for (Use &u : def->uses())
+      if (useBlock(u) != def->getParent() || isa<PHINode>(u.getUser()))
+        uses.push_back(&u);
+    for (Use *u : uses) {
+      DenseMap<Value *, Value *> done;
+      u->set(rematerialize(def, insertionPointFor(*u), done));
     }
   }
   // Position placeholders: recomputed next to each use in another block.
@@ -415,6 +571,68 @@ void Builder::demoteLiveAcrossBarriers() {
   }
 }
 
+BasicBlock *Builder::emitLoop(BasicBlock *pre, Value *count, const Twine &name,
+                              function_ref<void(IRBuilder<> &, Value *)> body) {
+  BasicBlock *loop = BasicBlock::Create(ctx_, name, wg_, pre->getNextNode());
+  BasicBlock *done = BasicBlock::Create(ctx_, name + ".done", wg_, loop->getNextNode());
+  IRBuilder<> b(pre);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  PHINode *i = b.CreatePHI(i32_, 2, name + ".i");
+  i->addIncoming(b.getInt32(0), pre);
+  body(b, i);
+  Value *i1 = b.CreateAdd(i, b.getInt32(1), "", /*HasNUW=*/true);
+  i->addIncoming(i1, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpULT(i1, count), loop, done);
+  return done;
+}
+
+// Before the work-items at exchange `id` resume: their SIMD-groups' published
+// words are copied (a resumed work-item may publish again before the others
+// of its group have read), and each group's mask of the work-items at `id`.
+BasicBlock *Builder::emitSnapshot(BasicBlock *pre, Value *total, AllocaInst *next, unsigned id) {
+  IRBuilder<> b(pre);
+  Type *i64 = b.getInt64Ty();
+  Value *n = b.CreateZExt(total, i64);
+  const uint64_t slotBytes = 8 * kExchangeWords;
+  b.CreateMemCpy(snapshot_, snapshot_->getAlign(), published_, published_->getAlign(),
+                 b.CreateMul(n, b.getInt64(slotBytes)));
+  Value *groups = b.CreateLShr(b.CreateAdd(n, b.getInt64(kSimdWidth - 1)), b.getInt64(5));
+  b.CreateMemSet(masks_, b.getInt8(0), b.CreateMul(groups, b.getInt64(8)), masks_->getAlign());
+  return emitLoop(pre, total, "wg.mask" + Twine(id), [&](IRBuilder<> &lb, Value *i) {
+    Value *at = lb.CreateLoad(i32_, lb.CreateInBoundsGEP(next->getAllocatedType(), next,
+                                                         {lb.getInt64(0), lb.CreateZExt(i, i64)}));
+    Value *bit = lb.CreateShl(lb.CreateZExt(lb.CreateICmpEQ(at, lb.getInt32(id)), i64),
+                              lb.CreateZExt(lb.CreateAnd(i, lb.getInt32(kSimdWidth - 1)), i64));
+    Value *p = lb.CreateInBoundsGEP(masks_->getAllocatedType(), masks_,
+                                    {lb.getInt64(0), lb.CreateZExt(lb.CreateLShr(i, lb.getInt32(5)), i64)});
+    lb.CreateStore(lb.CreateOr(lb.CreateLoad(i64, p), bit), p);
+  });
+}
+
+// The dispatcher with per-item resumption: the smallest id any work-item
+// stopped at (cuts are numbered in reverse post-order; the exit is last).
+BasicBlock *Builder::emitPickEarliest(Value *total, AllocaInst *next, const std::vector<BasicBlock *> &starts,
+                                      BasicBlock *ret) {
+  BasicBlock *pick = BasicBlock::Create(ctx_, "wg.pick", wg_, ret);
+  PHINode *best = nullptr;
+  BasicBlock *done = emitLoop(pick, total, "wg.pick", [&](IRBuilder<> &lb, Value *i) {
+    best = lb.CreatePHI(i32_, 2, "wg.earliest");
+    best->addIncoming(lb.getInt32(starts.size()), pick);
+    Value *at = lb.CreateLoad(i32_, lb.CreateInBoundsGEP(next->getAllocatedType(), next,
+                                                         {lb.getInt64(0), lb.CreateZExt(i, lb.getInt64Ty())}));
+    Value *earlier = lb.CreateBinaryIntrinsic(Intrinsic::umin, best, at);
+    best->addIncoming(earlier, lb.GetInsertBlock());
+  });
+  // The phi's back-edge value is the umin; the loop's result is the last one.
+  Value *earliest = best->getIncomingValue(1);
+  IRBuilder<> b(done);
+  SwitchInst *sw = b.CreateSwitch(earliest, ret, starts.size());
+  for (unsigned id = 0; id < starts.size(); ++id)
+    sw->addCase(b.getInt32(id), starts[id]);
+  return pick;
+}
+
 void Builder::formSubCfgs() {
   // Start points: the body (id 0) and the block after each barrier (id k+1).
   std::vector<BasicBlock *> starts{body_};
@@ -435,7 +653,11 @@ void Builder::formSubCfgs() {
   for (unsigned c = 0; c < 3; ++c)
     size[c] = pb.CreateLoad(i32_, pb.CreateConstInBoundsGEP1_32(i32_, launch, 6 + c), "wg.size");
   Value *total = pb.CreateMul(pb.CreateMul(size[0], size[1]), size[2], "wg.threads");
-  AllocaInst *next = nullptr;
+  // Without per-item resumption all work-items stop at the same cut: one id.
+  AllocaInst *next = perItem_ ? contextArray(i32_, Align(4), "wg.next") : nullptr;
+  auto nextSlot = [&](IRBuilder<> &b, Value *flat) {
+    return b.CreateInBoundsGEP(next->getAllocatedType(), next, {b.getInt64(0), b.CreateZExt(flat, b.getInt64Ty())});
+  };
 
   BasicBlock *ret = BasicBlock::Create(ctx_, "wg.return", wg_);
   ReturnInst::Create(ctx_, ret);
@@ -477,6 +699,8 @@ void Builder::formSubCfgs() {
     auto block = [&](const Twine &n) { return BasicBlock::Create(ctx_, "wg.sub" + Twine(j) + "." + n, wg_, ret); };
     BasicBlock *zh = block("z"), *yh = block("y"), *xh = block("x");
     BasicBlock *xl = block("x.latch"), *yl = block("y.latch"), *zl = block("z.latch");
+    if (j > 0 && exchanges_.count(barriers_[j - 1]))
+      pre = emitSnapshot(pre, total, next, j);
     BranchInst::Create(zh, pre);
     IRBuilder<> b(zh);
     PHINode *z = b.CreatePHI(i32_, 2, "wg.z");
@@ -497,14 +721,20 @@ void Builder::formSubCfgs() {
       clones.push_back(c);
     }
     DenseSet<BasicBlock *> cloneSet(clones.begin(), clones.end());
-    b.CreateBr(cast<BasicBlock>(vmap[starts[j]]));
+    if (perItem_ && j > 0) // only the work-items stopped at this cut resume
+      b.CreateCondBr(b.CreateICmpEQ(b.CreateLoad(i32_, nextSlot(b, flat)), b.getInt32(j)),
+                     cast<BasicBlock>(vmap[starts[j]]), xl);
+    else
+      b.CreateBr(cast<BasicBlock>(vmap[starts[j]]));
     std::map<unsigned, BasicBlock *> exitBlocks;
     auto exitBlock = [&](unsigned id) {
       auto [it, inserted] = exitBlocks.emplace(id, nullptr);
       if (inserted) {
         it->second = BasicBlock::Create(ctx_, "wg.sub" + Twine(j) + ".to" + Twine(id), wg_, xl);
         IRBuilder<> eb(it->second);
-        if (!oneExit) {
+        if (perItem_) {
+          eb.CreateStore(eb.getInt32(id), nextSlot(eb, flat));
+        } else if (!oneExit) {
           if (!next) {
             IRBuilder<> ab(prologue_, prologue_->begin());
             next = ab.CreateAlloca(i32_, nullptr, "wg.next");
@@ -577,6 +807,10 @@ void Builder::formSubCfgs() {
     b.SetInsertPoint(after);
     if (exits.empty()) {
       b.CreateBr(ret);
+    } else if (perItem_) {
+      if (!dispatch)
+        dispatch = emitPickEarliest(total, next, preheaders, ret);
+      b.CreateBr(dispatch);
     } else if (oneExit) {
       b.CreateBr(target(*exits.begin()));
     } else {
@@ -614,6 +848,31 @@ void Builder::formSubCfgs() {
   gb.CreateUnreachable();
 }
 
+// A threadgroup runs on one OS thread: atomics on its threadgroup variables
+// need no hardware atomicity (a locked RMW costs ~20 cycles; a histogram in
+// threadgroup atomics is all RMWs). The plain accesses carry no parallel
+// access group, so the vectorizer still sees the work-items' dependences.
+void Builder::lowerThreadgroupAtomics() {
+  auto inThreadgroupMemory = [&](Value *p) { return getUnderlyingObject(p, 16) == wg_->getArg(2); };
+  std::vector<Instruction *> atomics;
+  for (Instruction &i : instructions(*wg_))
+    if (auto *rmw = dyn_cast<AtomicRMWInst>(&i); rmw && inThreadgroupMemory(rmw->getPointerOperand()))
+      atomics.push_back(rmw);
+    else if (auto *cx = dyn_cast<AtomicCmpXchgInst>(&i); cx && inThreadgroupMemory(cx->getPointerOperand()))
+      atomics.push_back(cx);
+    else if (auto *load = dyn_cast<LoadInst>(&i); load && load->isAtomic() &&
+                                                   inThreadgroupMemory(load->getPointerOperand()))
+      load->setAtomic(AtomicOrdering::NotAtomic);
+    else if (auto *store = dyn_cast<StoreInst>(&i); store && store->isAtomic() &&
+                                                     inThreadgroupMemory(store->getPointerOperand()))
+      store->setAtomic(AtomicOrdering::NotAtomic);
+  for (Instruction *i : atomics)
+    if (auto *rmw = dyn_cast<AtomicRMWInst>(i))
+      lowerAtomicRMWInst(rmw);
+    else
+      lowerAtomicCmpXchgInst(cast<AtomicCmpXchgInst>(i));
+}
+
 Expected<WorkGroupFunction> Builder::run() {
   if (maxThreads_ == 0)
     return fail("maxThreads must be at least 1");
@@ -629,11 +888,14 @@ Expected<WorkGroupFunction> Builder::run() {
     return std::move(e);
   hoistUniformPrologue();
   relocateThreadgroupGlobals();
-  isolateBarriers();
+  replaceSimdLaneIds();
+  if (Error e = isolateCuts())
+    return std::move(e);
   if (Error e = arrayifyAllocas())
     return std::move(e);
   demoteLiveAcrossBarriers();
   formSubCfgs();
+  lowerThreadgroupAtomics();
 
   for (Function *f : {localIdFn_, flatIdFn_})
     if (f->use_empty())
@@ -667,11 +929,10 @@ Expected<WorkGroupFunction> buildWorkGroupFunction(Module &m, StringRef entry, u
   return r;
 }
 
-bool isBarrierHook(llvm::StringRef name) {
-  for (const char *h : kBarrierHooks)
-    if (name == h)
-      return true;
-  return false;
+bool isBarrierHook(llvm::StringRef name) { return name == kThreadgroupBarrier || name == kSimdgroupBarrier; }
+
+bool isWorkGroupHook(llvm::StringRef name) {
+  return isBarrierHook(name) || name == kExchange || name == kExchangeMask || name == kSimdLaneId;
 }
 
 } // namespace msl::executor

@@ -9,6 +9,14 @@
 // per work-item in context arrays, and a dispatcher picks the next sub-CFG
 // by the barrier the work-items stopped at.
 //
+// SIMD-groups are kSimdWidth consecutive work-items (by linear index). Each
+// SIMD-group function of the stdlib is one exchange (compiler/stdlib/
+// metal_simdgroup): a cut where each work-item publishes its value; the
+// work-items may stop at different exchanges (divergence), so then each
+// records its own next sub-CFG, the earliest pending cut in reverse
+// post-order runs next, and the work-items stopped there are its active
+// lanes.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -49,8 +57,15 @@ struct WorkGroupFunction {
 llvm::Expected<WorkGroupFunction> buildWorkGroupFunction(llvm::Module &m, llvm::StringRef entry,
                                                          unsigned maxThreads);
 
+/// Threads per SIMD-group on the CPU (compiler/EntryPoints.cpp kCpuSimdWidth).
+constexpr unsigned kSimdWidth = 32;
+
 /// The stdlib's barrier hooks (`__msl_threadgroup_barrier`,
 /// `__msl_simdgroup_barrier`), which the work-group function compiles away.
 bool isBarrierHook(llvm::StringRef name);
+
+/// Every hook the work-group function compiles away: the barriers and the
+/// SIMD-group exchange, its mask and the lane id.
+bool isWorkGroupHook(llvm::StringRef name);
 
 } // namespace msl::executor

@@ -1,5 +1,6 @@
 #include "ExecuteService.h"
 
+#include "CpuTextures.h"
 #include "DigestProto.h"
 
 #include "msl/compiler/RequestChecks.h"
@@ -8,6 +9,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 namespace msl::service {
@@ -43,6 +45,156 @@ std::string firstErrors(const msl::v1::CompileResponse &r) {
            std::to_string(d.column()) + ": " + d.message().substr(0, 300);
   }
   return out;
+}
+
+using msl::v1::SamplerBinding;
+using msl::v1::TextureBinding;
+
+std::string textureWhere(uint32_t index) { return "the texture at [[texture(" + std::to_string(index) + ")]]"; }
+
+// Bytes of a texture binding whose type, format and sizes checkTexture
+// accepted.
+uint64_t textureBytes(const TextureBinding &t) {
+  return uint64_t(t.width()) * std::max(1u, t.height()) * std::max(1u, t.depth()) *
+         std::max(1u, t.array_length()) * executor::pixelFormat(t.format())->texelBytes();
+}
+
+std::string textureShape(const TextureBinding &t) {
+  std::string slices = t.array_length() > 1 ? " (" + std::to_string(t.array_length()) + " slices)" : "";
+  return std::to_string(t.width()) + "x" + std::to_string(std::max(1u, t.height())) + "x" +
+         std::to_string(std::max(1u, t.depth())) + slices + " " + TextureBinding::PixelFormat_Name(t.format()) + " " +
+         TextureBinding::Type_Name(t.type());
+}
+
+// A texture binding's type, pixel format, sizes and contents, on their own.
+Status checkTexture(const TextureBinding &t, uint64_t maxBytes) {
+  const std::string where = textureWhere(t.index()) + ": ";
+  if (t.type() < TextureBinding::TEXTURE_1D || t.type() > TextureBinding::TEXTURE_3D)
+    return invalid(where + "its type must be TEXTURE_1D, TEXTURE_2D, TEXTURE_2D_ARRAY or TEXTURE_3D, not " +
+                   std::to_string(int(t.type())));
+  if (!executor::pixelFormat(t.format()))
+    return invalid(where + "pixel format " + std::to_string(int(t.format())) +
+                   " is not one the cpu device has (R8_UNORM ... RGBA32_UINT)");
+  const bool is1d = t.type() == TextureBinding::TEXTURE_1D, is3d = t.type() == TextureBinding::TEXTURE_3D;
+  const bool isArray = t.type() == TextureBinding::TEXTURE_2D_ARRAY;
+  const uint32_t side = is3d ? executor::kMaxTexture3dSide : executor::kMaxTextureSide;
+  struct Size {
+    const char *name;
+    uint32_t value;
+    bool used; // by this type; else 0 or 1
+    uint32_t max;
+  };
+  for (const Size &s : {Size{"width", t.width(), true, side}, Size{"height", t.height(), !is1d, side},
+                        Size{"depth", t.depth(), is3d, executor::kMaxTexture3dSide},
+                        Size{"array_length", t.array_length(), isArray, executor::kMaxTextureLayers}}) {
+    if (!s.used && s.value > 1)
+      return invalid(where + "a " + TextureBinding::Type_Name(t.type()) + " has no " + s.name + " (0 or 1), not " +
+                     std::to_string(s.value));
+    if (s.used && (s.value == 0 || s.value > s.max))
+      return invalid(where + "its " + s.name + " is " + std::to_string(s.value) + "; a " +
+                     TextureBinding::Type_Name(t.type()) + " takes 1 to " + std::to_string(s.max));
+  }
+  const uint64_t bytes = textureBytes(t);
+  if (bytes > maxBytes)
+    return Status(StatusCode::RESOURCE_EXHAUSTED, where + "a " + textureShape(t) + " is " + std::to_string(bytes) +
+                                                      " bytes; the device takes at most " + std::to_string(maxBytes));
+  const auto &c = t.contents();
+  uint64_t given = bytes;
+  switch (c.contents_case()) {
+  case msl::v1::BufferContents::kInline:
+    given = c.inline_().size();
+    break;
+  case msl::v1::BufferContents::kDigest:
+    if (!isValidDigest(c.digest()))
+      return invalid(where + "the digest of its contents " + describe(c.digest()) + " is malformed");
+    given = uint64_t(c.digest().size_bytes());
+    break;
+  case msl::v1::BufferContents::kZeros:
+    given = c.zeros();
+    break;
+  default:
+    break; // zeros
+  }
+  if (given != bytes)
+    return invalid(where + "its contents are " + std::to_string(given) + " bytes, but a " + textureShape(t) +
+                   " has " + std::to_string(bytes) + " (width * height * depth * array_length * " +
+                   std::to_string(executor::pixelFormat(t.format())->texelBytes()) + " bytes a texel)");
+  return Status::OK;
+}
+
+Status checkSampler(const SamplerBinding &s) {
+  const std::string where = "the sampler at [[sampler(" + std::to_string(s.index()) + ")]]: ";
+  if (!SamplerBinding::Filter_IsValid(s.min_filter()) || !SamplerBinding::Filter_IsValid(s.mag_filter()))
+    return invalid(where + "its filters must be NEAREST or LINEAR");
+  for (auto mode : {s.s_address(), s.t_address(), s.r_address()})
+    if (!SamplerBinding::AddressMode_IsValid(mode))
+      return invalid(where + "address mode " + std::to_string(int(mode)) + " is not one of SamplerBinding.AddressMode");
+  if (!SamplerBinding::BorderColor_IsValid(s.border_color()))
+    return invalid(where + "border color " + std::to_string(int(s.border_color())) +
+                   " is not one of SamplerBinding.BorderColor");
+  if (!SamplerBinding::CompareFunction_IsValid(s.compare_function()))
+    return invalid(where + "compare function " + std::to_string(int(s.compare_function())) +
+                   " is not one of SamplerBinding.CompareFunction");
+  if (!s.normalized_coordinates()) {
+    auto edgeOrZero = [](SamplerBinding::AddressMode m) {
+      return m == SamplerBinding::CLAMP_TO_EDGE || m == SamplerBinding::CLAMP_TO_ZERO;
+    };
+    if (s.min_filter() != s.mag_filter() || !edgeOrZero(s.s_address()) || !edgeOrZero(s.t_address()))
+      return invalid(where + "pixel coordinates (normalized_coordinates false) need equal min and mag filters and "
+                             "CLAMP_TO_EDGE or CLAMP_TO_ZERO s and t address modes, as in Metal");
+  }
+  return Status::OK;
+}
+
+uint64_t samplerState(const SamplerBinding &s) {
+  const uint32_t address[3] = {uint32_t(s.s_address()), uint32_t(s.t_address()), uint32_t(s.r_address())};
+  return executor::samplerStateOf(s.normalized_coordinates(), s.min_filter(), s.mag_filter(), address,
+                                  s.border_color(), s.compare_function());
+}
+
+// Whether texture binding `t` fits the kernel's texture argument `arg`
+// (texture type, element type, pixel format); `what` names the argument.
+Status textureFits(const json &arg, const TextureBinding &t, const std::string &what) {
+  const std::string type = arg.value("type", "");
+  const std::string textureType = arg.value("texture_type", type.substr(0, type.find('<')));
+  std::string element = arg.value("element_type", "");
+  if (element.empty() && type.find('<') != std::string::npos) { // a reflection from before element_type
+    size_t open = type.find('<') + 1;
+    element = type.substr(open, type.find_first_of(",>", open) - open);
+  }
+  static const std::map<std::string, TextureBinding::Type> kBinds = {
+      {"texture1d", TextureBinding::TEXTURE_1D},       {"texture2d", TextureBinding::TEXTURE_2D},
+      {"depth2d", TextureBinding::TEXTURE_2D},         {"texture2d_array", TextureBinding::TEXTURE_2D_ARRAY},
+      {"depth2d_array", TextureBinding::TEXTURE_2D_ARRAY}, {"texture3d", TextureBinding::TEXTURE_3D}};
+  auto bind = kBinds.find(textureType);
+  if (bind == kBinds.end())
+    return Status(StatusCode::UNIMPLEMENTED,
+                  what + " is a " + textureType + ", which the cpu device does not support (it has texture1d, "
+                         "texture2d, texture2d_array, texture3d, depth2d and depth2d_array)");
+  if (t.type() != bind->second)
+    return invalid(what + " is a " + textureType + ", which takes a " + TextureBinding::Type_Name(bind->second) +
+                   " texture, but a " + TextureBinding::Type_Name(t.type()) + " is bound there");
+  const executor::PixelFormat format = *executor::pixelFormat(t.format());
+  const bool depth = textureType.rfind("depth", 0) == 0;
+  bool fits = false;
+  std::string takes;
+  if (element == "float" || element == "half") {
+    fits = !format.isInteger() && (!depth || (format.components == 1 && format.kind != executor::TexelKind::Unorm8));
+    takes = depth ? "R16_FLOAT or R32_FLOAT" : "the UNORM and FLOAT formats";
+  } else if (element == "int" || element == "short") {
+    fits = format.kind == executor::TexelKind::Sint32;
+    takes = "the SINT formats";
+  } else if (element == "uint" || element == "ushort") {
+    fits = format.kind == executor::TexelKind::Uint32;
+    takes = "the UINT formats";
+  } else {
+    return Status(StatusCode::UNIMPLEMENTED, what + " has element type '" + element +
+                                                 "', which the cpu device does not support");
+  }
+  if (!fits)
+    return invalid(what + " is a " + textureType + "<" + element + ">, which takes " + takes + ", not " +
+                   TextureBinding::PixelFormat_Name(t.format()));
+  return Status::OK;
 }
 
 std::string readFirstLine(const char *path, const char *key) {
@@ -96,6 +248,7 @@ struct ExecuteService::Job {
   uint64_t bytes = 0;
   msl::internal::ExecWorkerRequest work;
   std::vector<uint32_t> returned; // request buffer positions, in work.buffers order
+  std::vector<uint32_t> returnedTextures; // their [[texture(n)]], in work.textures order
   std::string symbol;
   bool compileHit = false;
   std::chrono::milliseconds timeout{0};
@@ -141,8 +294,8 @@ msl::v1::Device ExecuteService::cpuDevice() const {
   d.set_memory_bytes(uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGESIZE)));
   d.set_max_threads_per_threadgroup(options_.maxThreadsPerThreadgroup);
   d.set_max_threadgroup_memory_bytes(options_.maxThreadgroupMemoryBytes);
-  // The CPU compile runs a SIMD-group as one thread today (see README).
-  d.set_simd_width(1);
+  // 32 consecutive work-items, as on Apple GPUs (executor/WorkGroupFunction.h).
+  d.set_simd_width(32);
   d.set_max_buffer_bytes(options_.maxBufferBytes);
   return d;
 }
@@ -169,8 +322,6 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
     return invalid("the kernel name is " + std::to_string(r.kernel().size()) + " bytes; at most 1024");
   if (r.kernel_source_case() == msl::v1::ExecuteRequest::KERNEL_SOURCE_NOT_SET)
     return invalid("ExecuteRequest needs the kernel: a compile request or a compiled kernel's digests");
-  if (r.textures_size() || r.samplers_size())
-    return Status(StatusCode::UNIMPLEMENTED, "textures and samplers are not supported by the cpu device yet");
   auto bounded = [&](const char *what, int n) -> Status {
     if (size_t(n) > options_.maxBindings)
       return invalid(std::string("the request has ") + std::to_string(n) + " " + what + "; at most " +
@@ -182,6 +333,28 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
                  bounded("threadgroup memory bindings", r.threadgroup_memory_size())})
     if (!s.ok())
       return s;
+  if (size_t(r.textures_size()) > options_.maxTextureBindings ||
+      size_t(r.samplers_size()) > options_.maxSamplerBindings)
+    return invalid("the request has " + std::to_string(r.textures_size()) + " textures and " +
+                   std::to_string(r.samplers_size()) + " samplers; at most " +
+                   std::to_string(options_.maxTextureBindings) + " and " + std::to_string(options_.maxSamplerBindings));
+  std::set<uint32_t> textureIndices, samplerIndices;
+  for (const auto &t : r.textures()) {
+    if (t.index() >= options_.maxTextureBindings)
+      return invalid(textureWhere(t.index()) + ": the index is above Metal's " +
+                     std::to_string(options_.maxTextureBindings - 1));
+    if (!textureIndices.insert(t.index()).second)
+      return invalid("[[texture(" + std::to_string(t.index()) + ")]] is bound twice");
+  }
+  for (const auto &s : r.samplers()) {
+    if (s.index() >= options_.maxSamplerBindings)
+      return invalid("the sampler at [[sampler(" + std::to_string(s.index()) + ")]]: the index is above Metal's " +
+                     std::to_string(options_.maxSamplerBindings - 1));
+    if (!samplerIndices.insert(s.index()).second)
+      return invalid("[[sampler(" + std::to_string(s.index()) + ")]] is bound twice");
+    if (Status st = checkSampler(s); !st.ok())
+      return st;
+  }
   uint64_t total = 0;
   for (int i = 0; i < r.buffers_size(); ++i) {
     const auto &b = r.buffers(i);
@@ -194,8 +367,13 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
                                                         std::to_string(options_.maxBufferBytes));
     total += size;
   }
+  for (const auto &t : r.textures()) {
+    if (Status s = checkTexture(t, options_.maxBufferBytes); !s.ok())
+      return s;
+    total += textureBytes(t);
+  }
   if (total > options_.maxExecuteBytes)
-    return Status(StatusCode::RESOURCE_EXHAUSTED, "the buffers total " + std::to_string(total) +
+    return Status(StatusCode::RESOURCE_EXHAUSTED, "the buffers and textures total " + std::to_string(total) +
                                                       " bytes; one Execute takes at most " +
                                                       std::to_string(options_.maxExecuteBytes));
   for (const auto &b : r.bytes())
@@ -421,6 +599,11 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   std::map<uint32_t, uint32_t> threadgroupAt;
   for (const auto &t : r.threadgroup_memory())
     threadgroupAt[t.index()] = t.length();
+  std::map<uint32_t, int> textureAt, samplerAt; // [[texture(n)]], [[sampler(n)]] -> position in the request
+  for (int i = 0; i < r.textures_size(); ++i)
+    textureAt[r.textures(i).index()] = i;
+  for (int i = 0; i < r.samplers_size(); ++i)
+    samplerAt[r.samplers(i).index()] = i;
 
   // Each slot of the entry's args[], as the reflection lists them.
   std::map<std::string, const json *> argByBinding;
@@ -446,6 +629,17 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     const json *arg = argByBinding.count(key) ? argByBinding[key] : nullptr;
     std::string argName = arg ? "'" + arg->value("name", "") + "' " : "";
     auto *slot = work.add_slots();
+    const bool handle = kind == "texture" || kind == "sampler";
+    const unsigned arrayLength = arg ? arg->value("array_length", 0u) : 0u;
+    if (arg && !arg->value("present", true) && handle) {
+      // Absent (its function constant is false): null handles (the entry
+      // still copies an array's).
+      slot->set_kind(msl::internal::ExecSlot::HANDLE);
+      slot->set_handle_array(arrayLength > 0);
+      for (unsigned k = 0; k < std::min<unsigned>(arrayLength, unsigned(options_.maxTextureBindings)); ++k)
+        slot->add_handles()->set_sampler_state(0);
+      continue;
+    }
     if (arg && !arg->value("present", true)) {
       // [[function_constant(name)]] with that constant false: the argument
       // does not exist and needs no binding; an empty buffer of its own
@@ -489,6 +683,65 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
       slot->set_kind(msl::internal::ExecSlot::THREADGROUP);
       slot->set_length(it->second);
       threadgroupBytes += (uint64_t(it->second) + 15) / 16 * 16;
+    } else if (handle) {
+      if (!arg) {
+        call->answer(invalid("the kernel's reflection has no argument for its entry parameter " + quoteForMessage(p)));
+        return;
+      }
+      // One handle, or a metal::array of them at consecutive indices.
+      slot->set_kind(msl::internal::ExecSlot::HANDLE);
+      slot->set_handle_array(arrayLength > 0);
+      if (arrayLength > options_.maxTextureBindings) {
+        call->answer(invalid("kernel '" + name + "''s argument " + argName + "is an array of " +
+                             std::to_string(arrayLength) + "; at most " + std::to_string(options_.maxTextureBindings)));
+        return;
+      }
+      for (uint32_t k = 0; k < std::max(1u, arrayLength); ++k) {
+        const std::string binding = "[[" + kind + "(" + std::to_string(uint64_t(index) + k) + ")]]";
+        const std::string what = "kernel '" + name + "''s argument " + argName + "at " + binding;
+        const auto &bound = kind == "texture" ? textureAt : samplerAt;
+        auto it = bound.find(index + k);
+        if (it == bound.end()) {
+          call->answer(invalid(what + " has no binding"));
+          return;
+        }
+        if (kind == "sampler") {
+          slot->add_handles()->set_sampler_state(samplerState(r.samplers(it->second)));
+          continue;
+        }
+        const TextureBinding &t = r.textures(it->second);
+        if (Status fits = textureFits(*arg, t, what); !fits.ok()) {
+          call->answer(fits);
+          return;
+        }
+        slot->add_handles()->set_texture(uint32_t(work.textures_size()));
+        auto *out = work.add_textures();
+        out->set_type(t.type());
+        out->set_format(t.format());
+        out->set_width(t.width());
+        out->set_height(t.height());
+        out->set_depth(t.depth());
+        out->set_array_length(t.array_length());
+        out->set_index(t.index());
+        if (t.contents().has_digest()) {
+          auto blob = store_.get(fromProto(t.contents().digest()));
+          if (!blob) {
+            call->answer(Status(StatusCode::FAILED_PRECONDITION,
+                                textureWhere(t.index()) + ": its blob " + describe(t.contents().digest()) +
+                                    " is not in the store: upload it with BatchUpdateBlobs first"));
+            return;
+          }
+          out->set_data(blob.take());
+        } else if (t.contents().contents_case() == msl::v1::BufferContents::kInline) {
+          out->set_data(t.contents().inline_());
+        }
+        const std::string access = arg->value("access", "sample");
+        if (access == "write" || access == "read_write") {
+          out->set_returned(true);
+          job->returnedTextures.push_back(t.index());
+        }
+        bytesIn += textureBytes(t);
+      }
     } else {
       call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s " + kind +
                                                          " arguments are not supported by the cpu device yet"));
@@ -533,7 +786,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     bytesInFlight_ -= held;
     call->answer(Status(StatusCode::RESOURCE_EXHAUSTED,
                         "msld holds " + std::to_string(options_.maxBytesInFlight) +
-                            " bytes of buffers for executions already; retry later"));
+                            " bytes of buffers and textures for executions already; retry later"));
     return;
   }
   job->counter = &bytesInFlight_;
@@ -602,10 +855,13 @@ void ExecuteService::dispatch() {
     }
     msl::v1::ExecuteResponse response;
     if (status.ok()) {
-      if (size_t(result.buffers_size()) != job->returned.size()) {
+      if (size_t(result.buffers_size()) != job->returned.size() ||
+          size_t(result.textures_size()) != job->returnedTextures.size()) {
         status = Status(StatusCode::INTERNAL, what + ": the execution worker returned " +
-                                                  std::to_string(result.buffers_size()) + " buffers, not " +
-                                                  std::to_string(job->returned.size()));
+                                                  std::to_string(result.buffers_size()) + " buffers and " +
+                                                  std::to_string(result.textures_size()) + " textures, not " +
+                                                  std::to_string(job->returned.size()) + " and " +
+                                                  std::to_string(job->returnedTextures.size()));
       } else {
         response.set_device("cpu");
         response.set_symbol(job->symbol);
@@ -614,23 +870,31 @@ void ExecuteService::dispatch() {
           response.add_dispatch_time_ns(ns);
           metrics_.kernelTimeCpu.Observe(double(ns) * 1e-9);
         }
+        // Inline while small and the response has room; else by digest.
         size_t budget = options_.inlineResponseBytes;
-        for (size_t i = 0; i < job->returned.size() && status.ok(); ++i) {
-          auto *out = response.add_buffers();
-          out->set_buffer(job->returned[i]);
-          std::string &bytes = *result.mutable_buffers(int(i));
+        auto place = [&](std::string &bytes, auto *out) {
           metrics_.executeBytesOut.Increment(double(bytes.size()));
           if (bytes.size() <= options_.inlineBufferBytes && bytes.size() <= budget) {
             budget -= bytes.size();
             out->set_inline_data(std::move(bytes));
-            continue;
+            return;
           }
           auto digest = store_.putBytes(bytes);
           if (!digest) {
-            status = Status(StatusCode::INTERNAL, "storing a result buffer failed: " + digest.status().toString());
-            break;
+            status = Status(StatusCode::INTERNAL, "storing a result failed: " + digest.status().toString());
+            return;
           }
           toProto(*digest, *out->mutable_digest());
+        };
+        for (size_t i = 0; i < job->returned.size() && status.ok(); ++i) {
+          auto *out = response.add_buffers();
+          out->set_buffer(job->returned[i]);
+          place(*result.mutable_buffers(int(i)), out);
+        }
+        for (size_t i = 0; i < job->returnedTextures.size() && status.ok(); ++i) {
+          auto *out = response.add_textures();
+          out->set_index(job->returnedTextures[i]);
+          place(*result.mutable_textures(int(i)), out);
         }
       }
     }

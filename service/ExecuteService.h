@@ -27,15 +27,20 @@
 namespace msl::service {
 
 struct ExecuteServiceOptions {
-  /// Largest buffer one binding may use. 256 MiB.
+  /// Largest buffer one binding may use, and largest texture. 256 MiB.
   uint64_t maxBufferBytes = 256ull << 20;
-  /// All buffers of one Execute together. 512 MiB.
+  /// All buffers and textures of one Execute together. 512 MiB.
   uint64_t maxExecuteBytes = 512ull << 20;
   /// setBytes data, as Metal allows. 4 KiB.
   size_t maxBytesBinding = 4096;
   /// Buffers, bindings, setBytes and threadgroup bindings per request. 31
   /// each (Metal's argument table).
   size_t maxBindings = 31;
+  /// Textures and samplers per request, and the bound on their indices
+  /// (Metal's argument tables: 128 textures, 16 samplers). A texture's sides
+  /// are bounded by the CPU device's (executor/CpuTextures.h).
+  size_t maxTextureBindings = 128;
+  size_t maxSamplerBindings = 16;
   /// Dispatches in a row. 1000.
   uint32_t maxRepeat = 1000;
   /// The CPU device's limits (Metal's: 1024 threads, 32 KiB).
@@ -45,13 +50,13 @@ struct ExecuteServiceOptions {
   /// may ask for. 10 s, 300 s.
   uint32_t defaultTimeoutMs = 10000;
   uint32_t maxTimeoutMs = 300000;
-  /// Buffers up to this size come back inline (all of them are in the store
-  /// too when larger). 1 MiB each, 8 MiB in all.
+  /// Buffers and textures up to this size come back inline (larger ones
+  /// through the store). 1 MiB each, 8 MiB in all.
   size_t inlineBufferBytes = 1 << 20;
   size_t inlineResponseBytes = 8 << 20;
   /// Executions waiting for a worker.
   FairQueueOptions queue;
-  /// Buffer bytes msld holds for queued and running executions together;
+  /// Buffer and texture bytes msld holds for queued and running executions together;
   /// past it an Execute is refused (RESOURCE_EXHAUSTED), so memory stays
   /// bounded however many wait. 1 GiB.
   uint64_t maxBytesInFlight = 1ull << 30;

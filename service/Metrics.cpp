@@ -72,7 +72,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       executionsFamily_(counterFamily(r, "msld_executions_total",
                                       "Execute RPCs finished, by device and status code.")),
       executeBytesFamily_(counterFamily(r, "msld_execute_bytes_total",
-                                        "Buffer bytes moved to (in) and from (out) kernels.")),
+                                        "Buffer and texture bytes moved to (in) and from (out) kernels.")),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",

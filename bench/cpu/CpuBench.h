@@ -34,6 +34,10 @@ constexpr uint32_t kTransN = 4096;
 constexpr uint32_t kTransTile = 32;
 constexpr uint32_t kTransRows = 8;
 
+constexpr uint32_t kSoftmaxRows = 4096;
+constexpr uint32_t kSoftmaxCols = 1024;
+constexpr uint32_t kSoftmaxLanes = 32; // one SIMD-group per row
+
 /// y[i] = fma(a, x[i], y[i]) for i < n.
 void nativeSaxpy(unsigned threads, const float *x, float *y, float a, size_t n);
 /// C = A * B (N x N, row-major), cache-blocked, rows split over threads.
@@ -44,5 +48,7 @@ void nativeReduce(unsigned threads, const float *in, float *partial, size_t n);
 void nativeHistogram(unsigned threads, const uint8_t *data, uint32_t *bins, size_t n);
 /// out = transpose(in), N x N, in 32x32 blocks.
 void nativeTranspose(unsigned threads, const float *in, float *out, uint32_t N);
+/// Each row of out = softmax of that row of in (rows x cols).
+void nativeSoftmax(unsigned threads, const float *in, float *out, uint32_t rows, uint32_t cols);
 
 } // namespace msl::bench::cpu

@@ -321,7 +321,6 @@ struct Row {
   double work = 0; // bytes moved or flops, for the rate column
   const char *unit = "GB/s";
   Result msld, pocl, cpp;
-  std::string unsupported;
 };
 
 struct Context {
@@ -564,6 +563,53 @@ Row transposeRow(Context &c) {
   return row;
 }
 
+Row softmaxRow(Context &c) {
+  Row row{"row softmax, simd_max + simd_sum", "4096x1024"};
+  const uint32_t rows = kSoftmaxRows, cols = kSoftmaxCols;
+  const size_t n = size_t(rows) * cols;
+  row.work = 2.0 * 4 * n;
+  auto in = randomFloats(n, 61);
+  for (auto &x : in)
+    x *= 8.0f; // exponents over [-16, 0] after the max is taken off
+  std::vector<double> ref(n);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float *x = &in[size_t(r) * cols];
+    double m = -INFINITY, s = 0;
+    for (uint32_t i = 0; i < cols; ++i)
+      m = std::max(m, double(x[i]));
+    for (uint32_t i = 0; i < cols; ++i)
+      s += std::exp(double(x[i]) - m);
+    for (uint32_t i = 0; i < cols; ++i)
+      ref[size_t(r) * cols + i] = std::exp(double(x[i]) - m) / s;
+  }
+  // Fast-math exp (a few ULP) and a float sum of 1024 terms: 1e-4 relative.
+  Check ok = [&](const void *p) -> std::string {
+    const float *y = static_cast<const float *>(p);
+    for (size_t i = 0; i < n; ++i)
+      if (!(std::fabs(y[i] - ref[i]) <= 1e-4 * ref[i] + 1e-12))
+        return "y[" + std::to_string(i) + "] = " + std::to_string(y[i]) + ", expected " + std::to_string(ref[i]);
+    return "";
+  };
+  {
+    auto q = c.msld.request("softmax");
+    q.buffer(bytesOf(in)).buffer(std::string(), true, 4 * n).buffer(bytesOf(cols)).groups(rows).threads(kSoftmaxLanes);
+    auto out = c.msld.run(q, c.runs, row.msld);
+    check(row.msld, "msld", ok, out.empty() ? nullptr : out[0].data());
+  }
+  pocled(c, row.pocl, [&](Pocl &p) {
+    cl_mem bi = p.buffer(in.data(), 4 * n), bo = p.buffer(nullptr, 4 * n);
+    size_t g = size_t(rows) * kSoftmaxLanes, l = kSoftmaxLanes;
+    row.pocl.bestNs = p.run("softmax", {bi, bo, cols}, 1, &g, &l, c.runs);
+    std::vector<float> out(n);
+    p.read(bo, out.data(), 4 * n);
+    check(row.pocl, "PoCL", ok, out.data());
+  });
+  std::vector<float> out(n);
+  row.cpp.bestNs = timeNative(c.runs, [&] { nativeSoftmax(c.threads, in.data(), out.data(), rows, cols); });
+  check(row.cpp, "C++", ok, out.data());
+  return row;
+}
+
 // ---- output -------------------------------------------------------------------
 
 std::string fmtTime(const Result &r) {
@@ -618,7 +664,7 @@ int main(int argc, char **argv) {
     else if (a == "--only" && i + 1 < argc)
       only.push_back(argv[++i]);
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: msl-bench-cpu [--runs N] [--only saxpy|sgemm|reduce|histogram|transpose]...\n"
+      std::printf("usage: msl-bench-cpu [--runs N] [--only saxpy|sgemm|reduce|histogram|transpose|softmax]...\n"
                   "  each kernel: 1 warm-up + N timed runs per implementation (default N=10), best shown\n");
       return 0;
     } else
@@ -648,11 +694,8 @@ int main(int argc, char **argv) {
     rows.push_back(histogramRow(c));
   if (wanted("transpose"))
     rows.push_back(transposeRow(c));
-  if (only.empty()) {
-    Row softmax{"row softmax, simd_sum", "-"};
-    softmax.unsupported = "not supported yet (SIMD-group functions on the CPU device)";
-    rows.push_back(softmax);
-  }
+  if (wanted("softmax"))
+    rows.push_back(softmaxRow(c));
 
   std::printf("Machine: %s, %u logical cores; load average %s at start, %s at end\n", cpuModel().c_str(),
               std::thread::hardware_concurrency(), loadBefore.c_str(), loadAverage().c_str());
@@ -676,10 +719,6 @@ int main(int argc, char **argv) {
   bool failed = false;
   std::vector<std::string> errors;
   for (const Row &r : rows) {
-    if (!r.unsupported.empty()) {
-      std::printf("| %-36s | %-12s | %s |\n", r.name.c_str(), r.size.c_str(), r.unsupported.c_str());
-      continue;
-    }
     std::printf("| %-36s | %-12s | %10s | %10s | %10s | %9s | %9s | %14s |\n", r.name.c_str(), r.size.c_str(),
                 fmtTime(r.msld).c_str(), fmtTime(r.pocl).c_str(), fmtTime(r.cpp).c_str(),
                 fmtRatio(r.msld, r.pocl).c_str(), fmtRatio(r.msld, r.cpp).c_str(), fmtRate(r).c_str());

@@ -119,4 +119,22 @@ void nativeTranspose(unsigned threads, const float *in, float *out, uint32_t N) 
   });
 }
 
+void nativeSoftmax(unsigned threads, const float *in, float *out, uint32_t rows, uint32_t cols) {
+  parallelRanges(threads, rows, [=](size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1; ++r) {
+      const float *x = in + r * cols;
+      float *y = out + r * cols;
+      float m = -INFINITY;
+      for (uint32_t i = 0; i < cols; ++i)
+        m = std::max(m, x[i]);
+      float s = 0;
+      for (uint32_t i = 0; i < cols; ++i)
+        s += y[i] = std::exp(x[i] - m);
+      const float inv = 1.0f / s;
+      for (uint32_t i = 0; i < cols; ++i)
+        y[i] *= inv;
+    }
+  });
+}
+
 } // namespace msl::bench::cpu

@@ -81,3 +81,39 @@ __kernel void transpose(__global const float* in, __global float* out, uint N)
     for (uint j = ly; j < TRANS_TILE; j += TRANS_ROWS)
         out[(oy0 + j) * N + ox] = tile[lx][j];
 }
+
+// Row softmax, one work-group of 32 per row; OpenCL 1.2 has no sub-group
+// functions, so the lanes combine through local memory (a 5-step tree).
+#define SOFTMAX_LANES 32
+__kernel void softmax(__global const float* in, __global float* out, uint cols)
+{
+    __local float red[SOFTMAX_LANES];
+    const uint lane = get_local_id(0);
+    __global const float* x = in + get_group_id(0) * cols;
+    __global float* y = out + get_group_id(0) * cols;
+    float m = -INFINITY;
+    for (uint i = lane; i < cols; i += SOFTMAX_LANES)
+        m = fmax(m, x[i]);
+    red[lane] = m;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = SOFTMAX_LANES / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            red[lane] = fmax(red[lane], red[lane + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    m = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float sum = 0.0f;
+    for (uint i = lane; i < cols; i += SOFTMAX_LANES)
+        sum += exp(x[i] - m);
+    red[lane] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = SOFTMAX_LANES / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            red[lane] += red[lane + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float inv = 1.0f / red[0];
+    for (uint i = lane; i < cols; i += SOFTMAX_LANES)
+        y[i] = exp(x[i] - m) * inv;
+}

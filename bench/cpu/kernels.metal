@@ -114,3 +114,25 @@ kernel void transpose(device const float* in [[buffer(0)]],
     for (uint j = lid.y; j < kTransTile; j += kTransRows)
         out[(oy0 + j) * N + ox] = tile[lid.x][j];
 }
+
+// Row softmax, one SIMD-group (32 threads) per row: each thread strides over
+// the row, simd_max and simd_sum combine the lanes.
+kernel void softmax(device const float* in [[buffer(0)]],
+                    device float* out      [[buffer(1)]],
+                    constant uint& cols    [[buffer(2)]],
+                    uint row               [[threadgroup_position_in_grid]],
+                    ushort lane            [[thread_index_in_simdgroup]])
+{
+    device const float* x = in + row * cols;
+    device float* y = out + row * cols;
+    float m = -INFINITY;
+    for (uint i = lane; i < cols; i += 32)
+        m = max(m, x[i]);
+    m = simd_max(m);
+    float s = 0.0f;
+    for (uint i = lane; i < cols; i += 32)
+        s += exp(x[i] - m);
+    const float inv = 1.0f / simd_sum(s);
+    for (uint i = lane; i < cols; i += 32)
+        y[i] = exp(x[i] - m) * inv;
+}

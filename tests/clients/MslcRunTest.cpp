@@ -365,6 +365,9 @@ TEST(TextureSpec, Parses) {
   EXPECT_CONTAINS(error, "pixel format 'bgra8'");
   EXPECT_FALSE(parseTextureSpec("0=2d:r32float", &t, &error));
   EXPECT_FALSE(parseTextureSpec("0=2d:r32float:8,8:img", &t, &error));
+  ASSERT_TRUE(parseTextureSpec("1=3d:rgba16float:4,4,2:zeros", &t, &error)) << error;
+  EXPECT_EQ(t.binding.depth(), 2u);
+  EXPECT_EQ(t.file, "");
 }
 
 TEST(SamplerSpec, Parses) {
@@ -383,6 +386,12 @@ TEST(SamplerSpec, Parses) {
   EXPECT_FALSE(s.normalized_coordinates());
   EXPECT_FALSE(parseSamplerSpec("0=filter=cubic", &s, &error));
   EXPECT_CONTAINS(error, "'filter=cubic'");
+  ASSERT_TRUE(parseSamplerSpec("2=address=clamp_to_border,border=opaque_white,compare=less_equal", &s, &error))
+      << error;
+  EXPECT_EQ(s.border_color(), msl::v1::SamplerBinding::OPAQUE_WHITE);
+  EXPECT_EQ(s.compare_function(), msl::v1::SamplerBinding::COMPARE_LESS_EQUAL);
+  EXPECT_FALSE(parseSamplerSpec("0=border=grey", &s, &error));
+  EXPECT_FALSE(parseSamplerSpec("0=compare=sometimes", &s, &error));
 }
 
 // --- the command line ------------------------------------------------------------
@@ -465,6 +474,27 @@ TEST(ParseRunCommandLine, Errors) {
   EXPECT_CONTAINS(parseError(with({"other.metal"})), "more than one input file");
   EXPECT_CONTAINS(parseError(with({"--kernel"})), "missing argument");
   EXPECT_CONTAINS(parseError(with({"-D=x"})), "macro name");
+  EXPECT_CONTAINS(parseError(with({"--out", "texture:2=t.bin"})), "no --texture 2");
+  EXPECT_CONTAINS(parseError(with({"--print", "texture:2"})), "no --texture 2");
+  EXPECT_CONTAINS(parseError(with({"--texture", "0=2d:r8unorm:4,4", "--texture", "0=1d:r8unorm:4"})),
+                  "[[texture(0)]] is given twice");
+}
+
+TEST(ParseRunCommandLine, TextureOutsAndPrints) {
+  auto inv = parseOk(with({"--texture", "1=2d:rgba8unorm:4,4:zeros", "--buffer", "1=zeros:4", "--out",
+                           "texture:1=t.bin", "--out", "1=b.bin", "--print", "texture:1", "--print",
+                           "texture:1:float", "--print", "1"}));
+  ASSERT_EQ(inv.texture_outs.size(), 1u);
+  EXPECT_EQ(inv.texture_outs[0], (std::pair<std::uint32_t, std::string>(1, "t.bin")));
+  ASSERT_EQ(inv.outs.size(), 1u);
+  EXPECT_EQ(inv.outs[0].second, "b.bin");
+  ASSERT_EQ(inv.prints.size(), 3u);
+  EXPECT_TRUE(inv.prints[0].texture);
+  EXPECT_FALSE(inv.prints[0].type);
+  EXPECT_TRUE(inv.prints[1].texture);
+  EXPECT_EQ(inv.prints[1].type, ValueType::kFloat);
+  EXPECT_FALSE(inv.prints[2].texture);
+  EXPECT_CONTAINS(runUsage(), "--out texture:N=FILE");
 }
 
 TEST(BuildExecuteRequest, OneBufferAndBindingPerFlag) {

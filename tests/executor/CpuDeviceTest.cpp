@@ -392,8 +392,10 @@ TEST(CpuDevice, BadRequestsFailAndTheDeviceLivesOn) {
 
   Request handle(bc, "saxpy");
   handle.groups(1).threads(1);
-  handle.r.add_slots()->set_kind(ExecSlot::HANDLE);
-  expectError(handle.r, "not supported");
+  auto *slot = handle.r.add_slots();
+  slot->set_kind(ExecSlot::HANDLE);
+  slot->add_handles()->set_texture(0);
+  expectError(handle.r, "names texture 0 of 0");
 
   Request tooMany(bc, "saxpy");
   tooMany.groups(1).threads(2048);
@@ -407,12 +409,22 @@ TEST(CpuDevice, BadRequestsFailAndTheDeviceLivesOn) {
 #include <metal_stdlib>
 using namespace metal;
 kernel void t(texture2d<float, access::read> src [[texture(0)]], device float4* o [[buffer(0)]],
-              uint2 p [[thread_position_in_grid]]) { o[p.x] = src.read(p); }
+              uint2 p [[thread_position_in_grid]]) { o[p.x] = src.read(p, 1); }
 )");
+  // One mip level: a read of level 1 fails the request, naming it.
   Request texture(tex, "t");
   texture.groups(1).threads(1);
-  texture.r.add_slots()->set_kind(ExecSlot::HANDLE);
-  expectError(texture.r, "__msl_texture");
+  auto *t = texture.r.add_textures();
+  t->set_type(2); // TEXTURE_2D
+  t->set_format(7); // R32_FLOAT
+  t->set_width(4);
+  t->set_height(4);
+  t->set_index(0);
+  auto *texSlot = texture.r.add_slots();
+  texSlot->set_kind(ExecSlot::HANDLE);
+  texSlot->add_handles()->set_texture(0);
+  texture.buffer(std::string(64, '\0'), true);
+  expectError(texture.r, "mip level 1");
 
   // Inline assembly would reach the OS past the symbol allow-list. The
   // compiler refuses it in MSL, but a CompiledKernel's module may be any

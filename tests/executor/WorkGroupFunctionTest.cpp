@@ -40,8 +40,9 @@ using msl::executor::WorkGroupFunction;
 using WgFn = void (*)(void **, const uint32_t *, char *);
 using U3 = std::array<uint32_t, 3>;
 
-// The barrier hooks resolve to nothing: the original one-work-item entries
-// still call them, the work-group functions must not (checked in the IR).
+// The barrier and SIMD-group hooks resolve to nothing: the original
+// one-work-item entries still call them, the work-group functions must not
+// (checked in the IR).
 void testBarrierHook(uint32_t) {}
 
 std::string readFile(const std::string &path) {
@@ -55,7 +56,7 @@ bool callsBarrierHook(const llvm::Function &f) {
   for (const llvm::Instruction &i : llvm::instructions(f))
     if (auto *call = llvm::dyn_cast<llvm::CallBase>(&i))
       if (const llvm::Function *callee = call->getCalledFunction();
-          callee && callee->getName().starts_with("__msl_") && callee->getName().ends_with("_barrier"))
+          callee && msl::executor::isWorkGroupHook(callee->getName()))
         return true;
   return false;
 }
@@ -144,7 +145,8 @@ public:
     ASSERT_TRUE(bool(gen));
     dylib.addGenerator(std::move(*gen));
     llvm::orc::SymbolMap hooks;
-    for (const char *h : {"__msl_threadgroup_barrier", "__msl_simdgroup_barrier"})
+    for (const char *h : {"__msl_threadgroup_barrier", "__msl_simdgroup_barrier", "__msl_simd_exchange",
+                          "__msl_simd_exchange_mask", "__msl_simd_lane_id"})
       hooks[jit_->mangleAndIntern(h)] = {llvm::orc::ExecutorAddr::fromPtr(&testBarrierHook),
                                          llvm::JITSymbolFlags::Exported};
     ASSERT_FALSE(bool(dylib.define(llvm::orc::absoluteSymbols(hooks))));
@@ -281,6 +283,88 @@ TEST(WorkGroupFunction, WorkItemLoopVectorizes) {
   dispatch(p, "scale", {x.data(), y.data()}, {16, 1, 1}, {256, 1, 1}, false);
   for (size_t i = 0; i < x.size(); ++i)
     ASSERT_TRUE(y[i] == 3.0f * x[i] + 1.0f || y[i] == std::fma(3.0f, x[i], 1.0f)) << i;
+}
+
+// A tiled matrix multiply whose compiled bitcode (the frontend's -O2 unrolls
+// the k loop and hoists the tile addresses out of the t loop) has 32 tile
+// addresses live across the barriers: they are recomputed from the
+// work-item's position where used, not kept in per-work-item arrays of
+// pointers, and the result is exact.
+const char *kTiledMatmul = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void tiled(device const float *A [[buffer(0)]], device const float *B [[buffer(1)]],
+                  device float *C [[buffer(2)]], constant uint &N [[buffer(3)]],
+                  uint2 lid [[thread_position_in_threadgroup]], uint2 gid [[thread_position_in_grid]]) {
+  threadgroup float As[16][16];
+  threadgroup float Bs[16][16];
+  float acc = 0.0f;
+  for (uint t = 0; t < N; t += 16) {
+    As[lid.y][lid.x] = A[gid.y * N + t + lid.x];
+    Bs[lid.y][lid.x] = B[(t + lid.y) * N + gid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 0; k < 16; ++k)
+      acc += As[lid.y][k] * Bs[k][lid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  C[gid.y * N + gid.x] = acc;
+}
+)";
+
+TEST(WorkGroupFunction, PositionDerivedValuesAreRecomputedAcrossBarriers) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kTiledMatmul, {"tiled"}, 256));
+  const std::string &ir = p.ir("tiled");
+  EXPECT_EQ(ir.find(" x ptr]"), std::string::npos) << "a per-work-item array of pointers:\n" << ir;
+  const uint32_t N = 48;
+  auto A = randomSmallIntegers(N * N, 31), B = randomSmallIntegers(N * N, 32);
+  std::vector<float> C(N * N, -1.0f);
+  dispatch(p, "tiled", {A.data(), B.data(), C.data(), const_cast<uint32_t *>(&N)}, {N / 16, N / 16, 1},
+           {16, 16, 1}, false);
+  for (uint32_t i = 0; i < N; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      float want = 0;
+      for (uint32_t k = 0; k < N; ++k)
+        want += A[i * N + k] * B[k * N + j];
+      ASSERT_EQ(C[i * N + j], want) << i << "," << j;
+    }
+}
+
+// Atomics on threadgroup variables become plain accesses (one OS thread runs
+// a threadgroup); device atomics stay atomic; counts are exact.
+TEST(WorkGroupFunction, ThreadgroupAtomicsArePlainDeviceAtomicsStay) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void hist(device const uint *data [[buffer(0)]], device atomic_uint *bins [[buffer(1)]],
+                 uint lid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
+  threadgroup atomic_uint local[64];
+  atomic_store_explicit(&local[lid], 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint i = 0; i < 8; ++i)
+    atomic_fetch_add_explicit(&local[data[gid * 8 + i] & 63u], 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  atomic_fetch_add_explicit(&bins[lid], atomic_load_explicit(&local[lid], memory_order_relaxed),
+                            memory_order_relaxed);
+}
+)", {"hist"}, 64));
+  // The threadgroup ones are the only atomic store, atomic load and RMW of
+  // a constant 1; the device RMW adds a loaded count.
+  const std::string &ir = p.ir("hist");
+  EXPECT_EQ(ir.find("store atomic"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("load atomic"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find(", i32 1 monotonic"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("atomicrmw add"), std::string::npos) << "the device atomic must stay:\n" << ir;
+  std::mt19937 rng(41);
+  std::vector<uint32_t> data(64 * 8 * 5);
+  for (auto &v : data)
+    v = uint32_t(rng());
+  std::vector<uint32_t> bins(64, 0), want(64, 0);
+  for (uint32_t v : data)
+    ++want[v & 63];
+  dispatch(p, "hist", {data.data(), bins.data()}, {5, 1, 1}, {64, 1, 1}, false);
+  EXPECT_EQ(bins, want);
 }
 
 class ReduceTest : public ::testing::TestWithParam<std::string> {};
@@ -480,6 +564,83 @@ kernel void priv(device const uint *in [[buffer(0)]], device uint *out [[buffer(
       uint32_t want = v * (t(63 - l) % 8 + 1) + t(l ^ 1);
       ASSERT_EQ(out[g * tg + l], want) << l;
     }
+}
+
+// SIMD-groups of 32 under divergence: an if/else with a reduction in each
+// branch (each sees only its own lanes), one after they reconverge (all
+// lanes), one in a loop whose trip count differs per lane (the lanes still
+// looping), and the SIMD-group-then-threadgroup reduction of softmax-like
+// kernels. Threadgroups of 100: SIMD-groups of 32, 32, 32 and 4 lanes.
+const char *kSimdDivergence = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void diverge(device uint *out [[buffer(0)]], uint lid [[thread_index_in_threadgroup]],
+                    ushort lane [[thread_index_in_simdgroup]], uint group [[threadgroup_position_in_grid]],
+                    uint size [[threads_per_threadgroup]]) {
+  uint a;
+  if (lane & 1)
+    a = simd_sum(lid);
+  else
+    a = simd_sum(lid * 100u);
+  uint b = simd_sum(1u);
+  uint acc = 0;
+  for (uint i = 0; i < (lid & 3); ++i)
+    acc += simd_sum(i + 1);
+  device uint *o = out + (group * size + lid) * 3;
+  o[0] = a;
+  o[1] = b;
+  o[2] = acc;
+}
+kernel void two_level_sum(device const float *x [[buffer(0)]], device float *out [[buffer(1)]],
+                          uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                          uint group [[threadgroup_position_in_grid]],
+                          ushort sg [[simdgroup_index_in_threadgroup]], ushort nsg [[simdgroups_per_threadgroup]]) {
+  threadgroup float partial[32];
+  float s = simd_sum(x[gid]);
+  if (simd_is_first())
+    partial[sg] = s;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (sg == 0) {
+    float t = lid < nsg ? partial[lid] : 0.0f;
+    t = simd_sum(t);
+    if (lid == 0)
+      out[group] = t;
+  }
+}
+)";
+
+TEST(WorkGroupFunction, SimdGroupsOf32UnderDivergentControlFlow) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kSimdDivergence, {"diverge", "two_level_sum"}, 1024, {"-std=macos-metal2.1"}));
+  const uint32_t tg = 100, groups = 3;
+  std::vector<uint32_t> out(tg * groups * 3, 0xdeadbeef);
+  dispatch(p, "diverge", {out.data()}, {groups, 1, 1}, {tg, 1, 1}, false);
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t lid = 0; lid < tg; ++lid) {
+      uint32_t base = lid & ~31u, lanes = std::min(32u, tg - base);
+      uint32_t a = 0, acc = 0;
+      for (uint32_t l = 0; l < lanes; ++l)
+        if ((l & 1) == (lid & 1))
+          a += (lid & 1) ? base + l : (base + l) * 100;
+      for (uint32_t i = 0; i < (lid & 3); ++i)
+        for (uint32_t l = 0; l < lanes; ++l)
+          acc += ((base + l) & 3) > i ? i + 1 : 0;
+      const uint32_t *o = &out[(g * tg + lid) * 3];
+      ASSERT_EQ(o[0], a) << "lid " << lid;
+      ASSERT_EQ(o[1], lanes) << "lid " << lid;
+      ASSERT_EQ(o[2], acc) << "lid " << lid;
+    }
+
+  const uint32_t n = 1000, width = 256; // the last threadgroup has 232 threads
+  auto x = randomSmallIntegers(n, 7);
+  std::vector<float> sums((n + width - 1) / width, -1.0f);
+  dispatch(p, "two_level_sum", {x.data(), sums.data()}, {n, 1, 1}, {width, 1, 1}, true);
+  for (uint32_t g = 0; g < sums.size(); ++g) {
+    float want = 0;
+    for (uint32_t i = g * width; i < std::min(n, (g + 1) * width); ++i)
+      want += x[i];
+    ASSERT_EQ(sums[g], want) << "threadgroup " << g;
+  }
 }
 
 TEST(WorkGroupFunction, AMissingEntryIsAnErrorAndChangesNothing) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 namespace msl::test {
@@ -718,6 +719,315 @@ TEST_F(ExecuteKernelsTest, HistogramWithThreadgroupAndDeviceAtomics) {
   for (uint32_t v : data)
     want[v & 63] += 2;
   EXPECT_EQ(result<uint32_t>(r, hist), want);
+}
+
+
+// ---- SIMD-group and quad-group functions ---------------------------------------
+// Every SIMD-group function, at execution width 32, in 2-D threadgroups of
+// 8 x 10 (SIMD-groups of the linear thread index: 32, 32 and 16 lanes) and
+// partial edge threadgroups (5 x 10: 32 and 18 lanes), with all lanes
+// active and with a random half of them (divergent control flow: only the
+// active lanes take part). Each thread writes one row of kSimdColumns.
+const char *kSimdAll = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void simd_all_functions(device const uint* vin [[buffer(0)]], device const uint* win [[buffer(1)]],
+                               device uint* out [[buffer(2)]], constant uint& divergent [[buffer(3)]],
+                               uint2 gid [[thread_position_in_grid]], uint2 grid [[threads_per_grid]],
+                               ushort lane [[thread_index_in_simdgroup]],
+                               ushort sg [[simdgroup_index_in_threadgroup]],
+                               ushort width [[threads_per_simdgroup]]) {
+  uint i = gid.y * grid.x + gid.x;
+  uint v = vin[i], w = win[i];
+  if (divergent && (w & 2u) == 0)
+    return;
+  device uint* o = out + i * 40;
+  o[0] = simd_sum(v);
+  o[1] = simd_product(v);
+  o[2] = simd_min(v);
+  o[3] = simd_max(v);
+  o[4] = simd_and(w);
+  o[5] = simd_or(w);
+  o[6] = simd_xor(w);
+  o[7] = simd_prefix_inclusive_sum(v);
+  o[8] = simd_prefix_exclusive_sum(v);
+  o[9] = simd_prefix_inclusive_product(v);
+  o[10] = simd_prefix_exclusive_product(v);
+  o[11] = simd_shuffle(v, ushort((lane * 7 + 3) & 31));
+  o[12] = simd_shuffle_up(v, 3);
+  o[13] = simd_shuffle_down(v, 5);
+  o[14] = simd_shuffle_xor(v, 6);
+  o[15] = simd_shuffle_rotate_up(v, 4);
+  o[16] = simd_shuffle_rotate_down(v, 9);
+  o[17] = simd_broadcast(v, 9);
+  o[18] = simd_broadcast_first(v);
+  o[19] = uint(ulong(simd_ballot((w & 1u) != 0)));
+  o[20] = simd_all(v > 10);
+  o[21] = simd_any(v > 95);
+  o[22] = simd_is_first();
+  o[23] = uint(ulong(simd_active_threads_mask()));
+  o[24] = simd_shuffle_and_fill_up(v, v + 1000, 2, 8);
+  o[25] = simd_shuffle_and_fill_down(v, v + 1000, 3);
+  o[26] = quad_sum(v);
+  o[27] = quad_shuffle(v, 2);
+  o[28] = uint(ushort(quad_ballot((w & 1u) != 0)));
+  o[29] = quad_broadcast_first(v);
+  o[30] = quad_prefix_exclusive_sum(v);
+  o[31] = uint(simd_sum(float(v) * 0.25f) * 4.0f);
+  uint4 x = simd_shuffle_xor(uint4(v, w, v + 1, w ^ 5u), 1);
+  o[32] = x.x; o[33] = x.y; o[34] = x.z; o[35] = x.w;
+  o[36] = uint(simd_max(int(v) - 50));
+  o[37] = uint(simd_sum(ushort(v)));
+  o[38] = uint(simd_shuffle_down((ulong(w) << 32) | v, 1) >> 32);
+  o[39] = lane + 100u * sg + 10000u * width;
+}
+)";
+constexpr uint32_t kSimdColumns = 40;
+
+/// The value of column `col` for one active lane; nullopt where Metal leaves
+/// it undefined (a source lane that is not active).
+std::optional<uint32_t> simdReference(unsigned col, unsigned lane, const std::vector<int> &active,
+                                      const uint32_t *v, const uint32_t *w, unsigned simdgroup) {
+  auto isActive = [&](unsigned l) { return l < 32 && std::find(active.begin(), active.end(), int(l)) != active.end(); };
+  auto from = [&](unsigned src) -> std::optional<uint32_t> {
+    return isActive(src) ? std::optional<uint32_t>(v[src]) : std::nullopt;
+  };
+  auto fold = [&](auto op, uint32_t init, auto &&keep, const uint32_t *x) {
+    uint32_t r = init;
+    for (int l : active)
+      if (keep(unsigned(l)))
+        r = op(r, x[l]);
+    return r;
+  };
+  auto all = [](unsigned) { return true; };
+  auto upto = [&](unsigned l) { return l <= lane; };
+  auto below = [&](unsigned l) { return l < lane; };
+  auto quad = [&](unsigned l) { return l / 4 == lane / 4; };
+  auto add = [](uint32_t a, uint32_t b) { return a + b; };
+  auto mul = [](uint32_t a, uint32_t b) { return a * b; };
+  uint32_t mask = 0;
+  for (int l : active)
+    mask |= 1u << l;
+  unsigned first = unsigned(active.front());
+  switch (col) {
+  case 0: return fold(add, 0, all, v);
+  case 1: return fold(mul, 1, all, v);
+  case 2: return fold([](uint32_t a, uint32_t b) { return std::min(a, b); }, ~0u, all, v);
+  case 3: return fold([](uint32_t a, uint32_t b) { return std::max(a, b); }, 0, all, v);
+  case 4: return fold([](uint32_t a, uint32_t b) { return a & b; }, ~0u, all, w);
+  case 5: return fold([](uint32_t a, uint32_t b) { return a | b; }, 0, all, w);
+  case 6: return fold([](uint32_t a, uint32_t b) { return a ^ b; }, 0, all, w);
+  case 7: return fold(add, 0, upto, v);
+  case 8: return fold(add, 0, below, v);
+  case 9: return fold(mul, 1, upto, v);
+  case 10: return fold(mul, 1, below, v);
+  case 11: return from((lane * 7 + 3) & 31);
+  case 12: return lane < 3 ? v[lane] : from(lane - 3);
+  case 13: return lane + 5 < 32 ? from(lane + 5) : v[lane];
+  case 14: return from(lane ^ 6);
+  case 15: return from((lane + 32 - 4) & 31);
+  case 16: return from((lane + 9) & 31);
+  case 17: return from(9);
+  case 18: return v[first];
+  case 19: {
+    uint32_t b = 0;
+    for (int l : active)
+      b |= (w[l] & 1u) << l;
+    return b;
+  }
+  case 20: return uint32_t(std::all_of(active.begin(), active.end(), [&](int l) { return v[l] > 10; }));
+  case 21: return uint32_t(std::any_of(active.begin(), active.end(), [&](int l) { return v[l] > 95; }));
+  case 22: return uint32_t(lane == first);
+  case 23: return mask;
+  case 24: { // and_fill_up by 2 in vectors of 8
+    unsigned base = lane & ~7u, i = lane & 7u;
+    if (i >= 2) return from(base + i - 2);
+    auto f = isActive(base + i + 6) ? std::optional<uint32_t>(v[base + i + 6] + 1000) : std::nullopt;
+    return f;
+  }
+  case 25: { // and_fill_down by 3 over the 32 lanes
+    if (lane + 3 < 32) return from(lane + 3);
+    unsigned src = lane + 3 - 32;
+    return isActive(src) ? std::optional<uint32_t>(v[src] + 1000) : std::nullopt;
+  }
+  case 26: return fold(add, 0, quad, v);
+  case 27: return from((lane & ~3u) + 2);
+  case 28: {
+    uint32_t b = 0;
+    for (int l : active)
+      if (quad(l))
+        b |= (w[l] & 1u) << (l & 3);
+    return b;
+  }
+  case 29: {
+    for (int l : active)
+      if (quad(l))
+        return v[l];
+    return std::nullopt;
+  }
+  case 30: return fold(add, 0, [&](unsigned l) { return quad(l) && l < lane; }, v);
+  case 31: return fold(add, 0, all, v); // sum of v/4, times 4: exact
+  case 32: return from(lane ^ 1);
+  case 33: return isActive(lane ^ 1) ? std::optional<uint32_t>(w[lane ^ 1]) : std::nullopt;
+  case 34: return isActive(lane ^ 1) ? std::optional<uint32_t>(v[lane ^ 1] + 1) : std::nullopt;
+  case 35: return isActive(lane ^ 1) ? std::optional<uint32_t>(w[lane ^ 1] ^ 5u) : std::nullopt;
+  case 36: {
+    int m = INT32_MIN;
+    for (int l : active)
+      m = std::max(m, int(v[l]) - 50);
+    return uint32_t(m);
+  }
+  case 37: return fold(add, 0, all, v) & 0xffffu;
+  case 38: return lane + 1 < 32 ? (isActive(lane + 1) ? std::optional<uint32_t>(w[lane + 1]) : std::nullopt)
+                                : std::optional<uint32_t>(w[lane]);
+  case 39: return lane + 100 * simdgroup + 10000 * 32;
+  }
+  return std::nullopt;
+}
+
+TEST_F(ExecuteKernelsTest, EverySimdGroupFunctionAtWidth32WithDivergentLanes) {
+  const uint32_t gx = 13, gy = 20, tx = 8, ty = 10, n = gx * gy; // edge threadgroups are 5 x 10
+  std::mt19937 rng(61);
+  std::vector<uint32_t> vin(n), win(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    vin[i] = rng() % 101; // products wrap around 2^32 as uint does, in any order
+    win[i] = uint32_t(rng());
+  }
+  for (uint32_t divergent : {0u, 1u}) {
+    SCOPED_TRACE(divergent ? "a random half of the lanes active" : "all lanes active");
+    Kernel k(kSimdAll, "simd_all_functions", {"-std=macos-metal2.4"});
+    k.bindNew(0, vin);
+    k.bindNew(1, win);
+    uint32_t out = k.bindNew(2, std::vector<uint32_t>(n * kSimdColumns, 0xdeadbeef));
+    k.bytes(3, divergent);
+    k.threads(gx, gy);
+    k.perThreadgroup(tx, ty);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    auto got = result<uint32_t>(r, out);
+    ASSERT_EQ(got.size(), n * kSimdColumns);
+    size_t checked = 0, undefined = 0;
+    for (uint32_t by = 0; by < gy; by += ty)
+      for (uint32_t bx = 0; bx < gx; bx += tx) {
+        const uint32_t w = std::min(tx, gx - bx), h = std::min(ty, gy - by), size = w * h;
+        for (uint32_t sg = 0; sg * 32 < size; ++sg) {
+          // The SIMD-group's lanes by linear index in the threadgroup.
+          uint32_t v[32] = {}, wv[32] = {}, at[32] = {};
+          std::vector<int> active;
+          for (uint32_t l = 0; l < 32 && sg * 32 + l < size; ++l) {
+            uint32_t linear = sg * 32 + l, x = bx + linear % w, y = by + linear / w;
+            at[l] = y * gx + x;
+            v[l] = vin[at[l]];
+            wv[l] = win[at[l]];
+            if (!divergent || (wv[l] & 2u))
+              active.push_back(int(l));
+          }
+          for (uint32_t l = 0; l < 32 && sg * 32 + l < size; ++l) {
+            const uint32_t *row = &got[size_t(at[l]) * kSimdColumns];
+            if (std::find(active.begin(), active.end(), int(l)) == active.end()) {
+              for (uint32_t c = 0; c < kSimdColumns; ++c)
+                ASSERT_EQ(row[c], 0xdeadbeefu) << "inactive thread " << at[l] << " wrote column " << c;
+              continue;
+            }
+            for (uint32_t c = 0; c < kSimdColumns; ++c) {
+              auto want = simdReference(c, l, active, v, wv, sg);
+              if (!want) {
+                ++undefined;
+                continue;
+              }
+              ++checked;
+              ASSERT_EQ(row[c], *want) << "column " << c << ", thread " << at[l] << " (lane " << l
+                                       << " of SIMD-group " << sg << " of threadgroup " << bx / tx << ","
+                                       << by / ty << ")";
+            }
+          }
+        }
+      }
+    // (Undefined: shuffles from lanes that are inactive or past a partial group.)
+    EXPECT_GT(checked, 4 * undefined);
+  }
+}
+
+// simdgroup_matrix 8x8: one SIMD-group per 8x8 tile of C, accumulating into
+// the C it loaded (so a store that overtook another lane's load would show),
+// B read transposed from its transpose, in float and in half. Integer
+// entries keep every product and sum exact.
+const char *kSimdgroupMatmul = R"(#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+void tile_matmul(device const T* A, device const T* Bt, device T* C, uint3 mnk, uint2 tile) {
+  const uint N = mnk.y, K = mnk.z;
+  simdgroup_matrix<T, 8, 8> acc;
+  simdgroup_load(acc, C, N, ulong2(tile.x * 8, tile.y * 8));
+  for (uint k = 0; k < K; k += 8) {
+    simdgroup_matrix<T, 8, 8> a, b;
+    simdgroup_load(a, A, K, ulong2(k, tile.y * 8));
+    simdgroup_load(b, Bt, K, ulong2(k, tile.x * 8), true);
+    simdgroup_multiply_accumulate(acc, a, b, acc);
+  }
+  simdgroup_store(acc, C, N, ulong2(tile.x * 8, tile.y * 8));
+}
+kernel void sgm_float(device const float* A [[buffer(0)]], device const float* Bt [[buffer(1)]],
+                      device float* C [[buffer(2)]], constant uint3& mnk [[buffer(3)]],
+                      uint2 tile [[threadgroup_position_in_grid]]) { tile_matmul(A, Bt, C, mnk, tile); }
+kernel void sgm_half(device const half* A [[buffer(0)]], device const half* Bt [[buffer(1)]],
+                     device half* C [[buffer(2)]], constant uint3& mnk [[buffer(3)]],
+                     uint2 tile [[threadgroup_position_in_grid]]) { tile_matmul(A, Bt, C, mnk, tile); }
+)";
+
+TEST_F(ExecuteKernelsTest, SimdgroupMatrixMultiplyAccumulate) {
+  const uint32_t M = 32, N = 40, K = 24;
+  std::mt19937 rng(71);
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::vector<int> A(M * K), Bt(N * K), C0(M * N);
+  for (auto *m : {&A, &Bt, &C0})
+    for (auto &x : *m)
+      x = small(rng);
+  struct {
+    uint32_t m, n, k, pad;
+  } mnk{M, N, K, 0};
+  for (bool half : {false, true}) {
+    SCOPED_TRACE(half ? "half" : "float");
+    Kernel k(kSimdgroupMatmul, half ? "sgm_half" : "sgm_float", {"-std=macos-metal2.3"});
+    auto encode = [&](const std::vector<int> &v) {
+      std::string bytes;
+      for (int x : v) {
+        if (half) {
+          uint16_t h = floatToHalf(float(x));
+          bytes.append(reinterpret_cast<const char *>(&h), 2);
+        } else {
+          float f = float(x);
+          bytes.append(reinterpret_cast<const char *>(&f), 4);
+        }
+      }
+      return bytes;
+    };
+    k.bind(0, k.buffer(encode(A)));
+    k.bind(1, k.buffer(encode(Bt)));
+    uint32_t c = k.buffer(encode(C0));
+    k.bind(2, c);
+    k.bytes(3, mnk);
+    k.threadgroups(N / 8, M / 8);
+    k.perThreadgroup(32);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    std::string got = resultBytes(r, c);
+    ASSERT_EQ(got.size(), size_t(M) * N * (half ? 2 : 4));
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t j = 0; j < N; ++j) {
+        int want = C0[i * N + j];
+        for (uint32_t q = 0; q < K; ++q)
+          want += A[i * K + q] * Bt[j * K + q];
+        float value;
+        if (half) {
+          uint16_t h;
+          std::memcpy(&h, got.data() + 2 * (i * N + j), 2);
+          value = halfToFloat(h);
+        } else {
+          std::memcpy(&value, got.data() + 4 * (i * N + j), 4);
+        }
+        ASSERT_EQ(value, float(want)) << "C[" << i << "][" << j << "]";
+      }
+  }
 }
 
 } // namespace

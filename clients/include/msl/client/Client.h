@@ -167,9 +167,9 @@ class Client {
   Result<msl::v1::ListDevicesResponse> listDevices() const;
 
   // One Executor.Execute RPC (with the client's deadline; give the request
-  // a timeout_ms below it). On success every BufferResult has its bytes in
-  // inline_data: those the server returned by digest are read from the
-  // store (readBlobs).
+  // a timeout_ms below it). On success every BufferResult and TextureResult
+  // has its bytes in inline_data: those the server returned by digest are
+  // read from the store (readBlobs).
   Result<msl::v1::ExecuteResponse> execute(const msl::v1::ExecuteRequest& request) const;
 
  private:

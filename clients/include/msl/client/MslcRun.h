@@ -6,8 +6,8 @@
 //            [--device cpu|cuda[:N]]
 //            (--grid X[,Y[,Z]] | --threadgroups X[,Y[,Z]]) --threadgroup x[,y[,z]]
 //            [--buffer N=SPEC]... [--threadgroup-memory N=BYTES]... [--texture N=...]
-//            [--sampler N=...] [--out N=FILE]... [--print N[:TYPE]]... [--repeat R]
-//            [--timeout-ms MS] [--stats]
+//            [--sampler N=...] [--out [texture:]N=FILE]... [--print [texture:]N[:TYPE]]...
+//            [--repeat R] [--timeout-ms MS] [--stats]
 //   SPEC: @FILE | zeros:BYTES | TYPE:V,V,...
 //   TYPE: float half bfloat int uint short ushort char uchar long ulong
 #pragma once
@@ -81,9 +81,10 @@ bool parseBufferSpec(std::string_view arg, BufferSpec* out, std::string* error);
 // "X[,Y[,Z]]": each at least 1; Y and Z default to 1.
 bool parseSize3(std::string_view spec, msl::v1::Size3* out, std::string* error);
 
-// --texture N=TYPE:FORMAT:W[,H[,D]][:@FILE], TYPE 1d|2d|2d_array|3d (for
-// 2d_array the third size is the array length), FORMAT r8unorm, rg8unorm,
-// rgba8unorm, r16float, ..., rgba32uint; no file means zeros.
+// --texture N=TYPE:FORMAT:W[,H[,D]][:@FILE|:zeros], TYPE 1d|2d|2d_array|3d
+// (for 2d_array the third size is the array length), FORMAT r8unorm,
+// rg8unorm, rgba8unorm, r16float, ..., rgba32uint; the file holds the texels
+// row by row, tightly packed; no file (or zeros) means zeros.
 struct TextureSpec {
   msl::v1::TextureBinding binding;
   std::string file;  // empty: zeros
@@ -92,7 +93,9 @@ bool parseTextureSpec(std::string_view arg, TextureSpec* out, std::string* error
 
 // --sampler N=KEY=VALUE,...: filter|min|mag=nearest|linear,
 // address|s|t|r=clamp_to_edge|repeat|mirrored_repeat|clamp_to_zero|clamp_to_border,
-// coord=normalized|pixel. Defaults: nearest, clamp_to_edge, normalized.
+// coord=normalized|pixel, border=transparent_black|opaque_black|opaque_white,
+// compare=never|less|less_equal|greater|greater_equal|equal|not_equal|always.
+// Defaults: nearest, clamp_to_edge, normalized, transparent_black, never.
 // "N" alone takes the defaults.
 bool parseSamplerSpec(std::string_view arg, msl::v1::SamplerBinding* out, std::string* error);
 
@@ -109,9 +112,11 @@ struct RunInvocation : SourceOptions {
   std::vector<TextureSpec> textures;
   std::vector<msl::v1::SamplerBinding> samplers;
   std::vector<std::pair<std::uint32_t, std::string>> outs;  // --out N=FILE
+  std::vector<std::pair<std::uint32_t, std::string>> texture_outs;  // --out texture:N=FILE
   struct Print {
     std::uint32_t index = 0;
-    std::optional<ValueType> type;  // none: from the kernel's reflection
+    bool texture = false;           // --print texture:N
+    std::optional<ValueType> type;  // none: from the kernel's reflection (textures: the format's)
   };
   std::vector<Print> prints;
   std::uint32_t repeat = 0;      // 0: once
