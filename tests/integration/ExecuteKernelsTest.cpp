@@ -1030,5 +1030,100 @@ TEST_F(ExecuteKernelsTest, SimdgroupMatrixMultiplyAccumulate) {
   }
 }
 
+// The exchange and compare-and-exchange functions of
+// ../shared/seeds/000_dfe49c7c39d649a1.txt as real atomic operations: on
+// device memory, with a scope, through a volatile pointer, in the implicit
+// seq_cst forms of ios-metal2.0, and on threadgroup memory. Threadgroups run
+// in parallel on the CPU device's threads, so a non-atomic exchange or
+// compare-exchange would lose or duplicate values.
+const char *kExchangeAtomics = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void exchanges(device atomic_uint* slot [[buffer(0)]], device uint* olds [[buffer(1)]],
+                      device atomic_uint* table [[buffer(2)]], constant uint& table_size [[buffer(3)]],
+                      volatile device atomic_uint* counter [[buffer(4)]], device uint* tg_olds [[buffer(5)]],
+                      device uint* tg_counts [[buffer(6)]],
+                      uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                      uint group [[threadgroup_position_in_grid]]) {
+  // A chain of exchanges: every value written is read back exactly once.
+  olds[gid] = atomic_exchange_explicit(slot, gid + 1, memory_order_relaxed, memory_scope_device);
+  // Open addressing with a weak compare-exchange; a failure loads the occupant.
+  uint h = (gid * 2654435761u) % table_size;
+  for (;;) {
+    uint expected = 0;
+    if (atomic_compare_exchange_weak_explicit(&table[h], &expected, gid + 1, memory_order_relaxed,
+                                              memory_order_relaxed))
+      break;
+    if (expected == 0)
+      continue; // a spurious failure
+    h = (h + 1) % table_size;
+  }
+  // An increment by compare-exchange through a volatile pointer, seq_cst implied.
+  uint seen = atomic_load(counter);
+  while (!atomic_compare_exchange_weak(counter, &seen, seen + 1)) {
+  }
+  // The same on threadgroup memory.
+  threadgroup atomic_uint tg_slot, tg_count;
+  if (lid == 0) {
+    atomic_store_explicit(&tg_slot, 0u, memory_order_relaxed);
+    atomic_store_explicit(&tg_count, 0u, memory_order_relaxed);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  tg_olds[gid] = atomic_exchange(&tg_slot, lid + 1);
+  uint c = atomic_load_explicit(&tg_count, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&tg_count, &c, c + 1, memory_order_relaxed, memory_order_relaxed)) {
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lid == 0)
+    tg_counts[group * 2] = atomic_load_explicit(&tg_count, memory_order_relaxed),
+    tg_counts[group * 2 + 1] = atomic_exchange_explicit(&tg_slot, 0u, memory_order_relaxed);
+}
+)";
+
+TEST_F(ExecuteKernelsTest, ExchangeAndCompareExchangeAreAtomic) {
+  const uint32_t groups = 64, width = 128, n = groups * width, tableSize = n + n / 2;
+  Kernel k(kExchangeAtomics, "exchanges", {"-std=ios-metal2.0"});
+  uint32_t slot = k.bindNew(0, std::vector<uint32_t>{0});
+  uint32_t olds = k.bindNew(1, std::vector<uint32_t>(n, 0xdeadbeef));
+  uint32_t table = k.bindNew(2, std::vector<uint32_t>(tableSize, 0));
+  k.bytes(3, tableSize);
+  uint32_t counter = k.bindNew(4, std::vector<uint32_t>{0});
+  uint32_t tgOlds = k.bindNew(5, std::vector<uint32_t>(n, 0xdeadbeef));
+  uint32_t tgCounts = k.bindNew(6, std::vector<uint32_t>(2 * groups, 0xdeadbeef));
+  k.threadgroups(groups);
+  k.perThreadgroup(width);
+  ExecuteResponse r;
+  ASSERT_TRUE(run(k, r));
+
+  // Every value 0..n appears once among the old values and the final one.
+  auto o = result<uint32_t>(r, olds);
+  ASSERT_EQ(o.size(), n);
+  o.push_back(result<uint32_t>(r, slot).at(0));
+  std::sort(o.begin(), o.end());
+  for (uint32_t i = 0; i <= n; ++i)
+    ASSERT_EQ(o[i], i) << "the exchange chain lost or duplicated a value";
+  // Every thread's id is in the table once.
+  auto t = result<uint32_t>(r, table);
+  std::vector<uint32_t> ids;
+  for (uint32_t v : t)
+    if (v)
+      ids.push_back(v);
+  std::sort(ids.begin(), ids.end());
+  ASSERT_EQ(ids.size(), n);
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_EQ(ids[i], i + 1);
+  EXPECT_EQ(result<uint32_t>(r, counter).at(0), n);
+  // Per threadgroup: the chain 0..width and the count.
+  auto tg = result<uint32_t>(r, tgOlds);
+  auto counts = result<uint32_t>(r, tgCounts);
+  for (uint32_t g = 0; g < groups; ++g) {
+    std::vector<uint32_t> chain(tg.begin() + g * width, tg.begin() + (g + 1) * width);
+    chain.push_back(counts[2 * g + 1]);
+    std::sort(chain.begin(), chain.end());
+    for (uint32_t i = 0; i <= width; ++i)
+      ASSERT_EQ(chain[i], i) << "threadgroup " << g;
+    ASSERT_EQ(counts[2 * g], width) << "threadgroup " << g;
+  }
+}
+
 } // namespace
 } // namespace msl::test
