@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "msl/compiler/Compiler.h"
+#include "msl/compiler/Options.h"
 
 #include <nlohmann/json.hpp>
 
@@ -149,12 +150,16 @@ struct Outcome {
 };
 
 /// The -std= to pass: the first `-std=` token of the manifest's std column
-/// ("-std=ios-metal1.0 / macos-metal1.1" -> ios-metal1.0; "(Xcode default)"
-/// -> none, the compiler's default).
+/// or, as corpus-ml writes it, the first bare language version
+/// ("-std=ios-metal1.0 / macos-metal1.1" -> ios-metal1.0; "metal3.1" ->
+/// metal3.1; "(Xcode default)" -> none, the compiler's default).
 std::string stdFromColumn(const std::string &col) {
-  for (const auto &tok : splitSpaces(col))
+  for (const auto &tok : splitSpaces(col)) {
     if (tok.rfind("-std=", 0) == 0)
       return tok.substr(5);
+    if (msl::compiler::parseStdValue(tok))
+      return tok;
+  }
   return "";
 }
 
