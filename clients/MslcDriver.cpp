@@ -135,6 +135,7 @@ Compiles a Metal Shading Language source on an msld server.
 Metal options (passed to the server):
   -D name, -Dname, -D name=def, -Dname=def   predefine a macro
   -I dir, -Idir    add a header search directory (under the current directory)
+  -include FILE    include FILE (under the current directory) before the source
   -std=VERSION     language revision, e.g. -std=ios-metal2.0
   -ffast-math, -fno-fast-math
   -Werror, -W, -W<warning> (e.g. -Wno-unused-variable)
@@ -206,6 +207,14 @@ OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOption
     out->options.push_back("-I");
     out->options.push_back(*rel);
     out->include_dirs.push_back(*rel);
+  } else if (a == "-include") {
+    if (!args.value("-include", false, &v, error)) return OptionParse::kFailed;
+    auto rel = relativeToRoot(v, cwd);
+    if (!rel || *rel == ".")
+      return fail("-include " + v + ": not a file under the current directory, which is all the server can see");
+    out->options.push_back("-include");
+    out->options.push_back(*rel);
+    out->forced_includes.push_back(*rel);
   } else if (args.is("--constant")) {
     if (!args.value("--constant", true, &v, error)) return OptionParse::kFailed;
     auto eq = v.find('=');
@@ -529,36 +538,53 @@ std::string formatDiagnostics(const msl::v1::CompileResponse& response) {
   return out + formatSummary(response);
 }
 
-bool loadSources(const std::string& input, const std::vector<std::string>& include_dirs,
-                 const fs::path& cwd, LoadedSources* out, std::ostream& err) {
-  std::error_code ec;
-  auto mainPath = relativeToRoot(input, cwd);
-  if (!mainPath || *mainPath == ".") {
-    err << "mslc: error: '" << input
-        << "' is not a file under the current directory (the server sees only paths relative to it)\n";
-    return false;
+bool loadSources(const std::string& input, const SourceOptions& options, const fs::path& cwd,
+                 LoadedSources* out, std::ostream& err) {
+  // One file under cwd: its path relative to cwd and its bytes.
+  auto load = [&](const std::string& given, std::string* rel, std::string* bytes) {
+    std::error_code ec;
+    auto path = relativeToRoot(given, cwd);
+    if (!path || *path == ".") {
+      err << "mslc: error: '" << given
+          << "' is not a file under the current directory (the server sees only paths relative to it)\n";
+      return false;
+    }
+    if (!fs::is_regular_file(cwd / *path, ec)) {
+      err << "mslc: error: cannot read '" << given << "'\n";
+      return false;
+    }
+    if (auto real = realPathOutsideRoot(cwd, *path)) {
+      err << "mslc: error: refusing to send '" << given << "': it resolves to '" << real->string()
+          << "', outside the current directory '" << cwd.string() << "'\n";
+      return false;
+    }
+    if (!readFile(cwd / *path, bytes)) {
+      err << "mslc: error: cannot read '" << given << "'\n";
+      return false;
+    }
+    *rel = std::move(*path);
+    return true;
+  };
+  std::string mainPath, source;
+  if (!load(input, &mainPath, &source)) return false;
+  std::map<std::string, std::string> files;
+  auto collect = [&](const std::string& path, std::string_view text) {
+    CollectedSources collected = collectIncludes(cwd, path, text, options.include_dirs);
+    for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
+    for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
+    files.merge(collected.files);
+    return collected.errors.empty();
+  };
+  if (!collect(mainPath, source)) return false;
+  for (const std::string& forced : options.forced_includes) {
+    std::string rel, bytes;
+    if (!load(forced, &rel, &bytes)) return false;
+    auto [it, _] = files.insert_or_assign(rel, std::move(bytes));
+    if (!collect(rel, it->second)) return false;
   }
-  std::string source;
-  if (!fs::is_regular_file(cwd / *mainPath, ec)) {
-    err << "mslc: error: cannot read '" << input << "'\n";
-    return false;
-  }
-  if (auto real = realPathOutsideRoot(cwd, *mainPath)) {
-    err << "mslc: error: refusing to send '" << input << "': it resolves to '"
-        << real->string() << "', outside the current directory '" << cwd.string() << "'\n";
-    return false;
-  }
-  if (!readFile(cwd / *mainPath, &source)) {
-    err << "mslc: error: cannot read '" << input << "'\n";
-    return false;
-  }
-  CollectedSources collected = collectIncludes(cwd, *mainPath, source, include_dirs);
-  for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
-  for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
-  if (!collected.errors.empty()) return false;
-  out->main_path = std::move(*mainPath);
+  out->main_path = std::move(mainPath);
   out->main_source = std::move(source);
-  out->files = std::move(collected.files);
+  out->files = std::move(files);
   return true;
 }
 
@@ -583,7 +609,7 @@ int run(const std::vector<std::string>& args, const char* env_address, std::ostr
   for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
 
   LoadedSources sources;
-  if (!loadSources(inv.input, inv.include_dirs, cwd, &sources, err)) return 1;
+  if (!loadSources(inv.input, inv, cwd, &sources, err)) return 1;
 
   ClientOptions copts;
   copts.address = inv.server;

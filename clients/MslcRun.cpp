@@ -618,7 +618,7 @@ Compiles FILE.metal on an msld server and runs kernel NAME there.
                           to stderr
   --server ADDR           the msld server (default: $MSLD_ADDRESS, else 127.0.0.1:8980)
 
-Metal options (-D, -I, -std=, -ffast-math, -fno-fast-math, -W...) and --constant work
+Metal options (-D, -I, -include, -std=, -ffast-math, -fno-fast-math, -W...) and --constant work
 as for mslc -c; headers the source includes are found and sent with it.
 Exit status: 0 when the kernel ran, 1 when the compile, the request or the kernel failed.
 )";
@@ -875,7 +875,7 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
   for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
 
   LoadedSources sources;
-  if (!loadSources(inv.input, inv.include_dirs, cwd, &sources, err)) return 1;
+  if (!loadSources(inv.input, inv, cwd, &sources, err)) return 1;
 
   ClientOptions copts;
   copts.address = inv.server;

@@ -1413,7 +1413,13 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   // The precompiled stdlib, when the source starts by including it and
   // none of its files would be found in place of a stdlib header.
   std::shared_ptr<const std::string> pch;
-  if (beginsWithStdlibInclude(job.mainSource) && !shadowsStdlibHeader(job, *opts)) {
+  // What the compile reads first: the first -include file, else the main file.
+  llvm::StringRef first = job.mainSource;
+  if (!opts->forcedIncludes.empty()) {
+    auto it = job.files.find(opts->forcedIncludes.front());
+    first = it == job.files.end() ? llvm::StringRef() : llvm::StringRef(it->second);
+  }
+  if (beginsWithStdlibInclude(first) && !shadowsStdlibHeader(job, *opts)) {
     pch = stdlibPchCache().get(job, *opts);
     if (pch)
       fs->addFile(kStdlibPchPath, 0, llvm::MemoryBuffer::getMemBuffer(*pch, kStdlibPchPath, false));
@@ -1425,6 +1431,9 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     // Before the main file, after the prelude (or the PCH that holds it).
     args.insert(args.end() - 1, {"-include", kVectorTypedefsPath});
   }
+  // The user's -include files, after the stdlib, just before the main file.
+  for (const std::string &file : opts->forcedIncludes)
+    args.insert(args.end() - 1, {"-include", kSourceRoot + file});
   std::shared_ptr<clang::CompilerInvocation> invocation = invocationOf(args, diags, fs);
   if (!invocation) {
     if (result.diagnostics.empty())

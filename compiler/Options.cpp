@@ -170,6 +170,15 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
         if (error = checkRequestPath("-I directory", dir, limits); !error.empty())
           return std::nullopt;
       opts.includeDirs.push_back(std::move(dir));
+    } else if (arg == "-include") {
+      if (i + 1 >= args.size() || args[i + 1].empty()) {
+        error = "option '-include' needs a file";
+        return std::nullopt;
+      }
+      std::string file = args[++i];
+      if (error = checkRequestPath("-include file", file, limits); !error.empty())
+        return std::nullopt;
+      opts.forcedIncludes.push_back(std::move(file));
     } else if (arg.rfind("-std=", 0) == 0) {
       std::string value = arg.substr(5);
       auto v = parseStdValue(value);
@@ -205,7 +214,7 @@ std::optional<MetalOptions> parseMetalOptions(const std::vector<std::string> &ar
       opts.warningFlags.push_back(arg);
     } else {
       error = "unsupported option " + quoteForMessage(arg) +
-              " (supported: -D, -I, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>, "
+              " (supported: -D, -I, -include, -std=, -ffast-math, -fno-fast-math, -Werror, -W, -W<warning>, "
               "-x metal, -mmacosx-version-min=, -mios-version-min=)";
       return std::nullopt;
     }
@@ -223,6 +232,10 @@ std::vector<std::string> MetalOptions::normalized() const {
     out.push_back("-D" + d.name + "=" + d.value.value_or("1"));
   for (const auto &dir : includeDirs)
     out.push_back("-I" + dir);
+  for (const auto &file : forcedIncludes) {
+    out.push_back("-include");
+    out.push_back(file);
+  }
   if (suppressWarnings)
     out.push_back("-W");
   for (const auto &w : warningFlags)

@@ -405,7 +405,8 @@ int main(int argc, char **argv) {
       row.options.push_back("-std=" + row.stdValue);
 
     // Flags: split on spaces; [bracketed] tokens are optional variants and
-    // left out; -I dirs are upstream-repo relative and rewritten to DIR.
+    // left out; -I dirs and -include files are upstream-repo relative and
+    // rewritten to DIR.
     std::string repo = repoRoot(row.local, get(r, "path"), row.source);
     auto toks = splitSpaces(row.flagsRaw);
     bool inBracket = false;
@@ -421,6 +422,14 @@ int main(int argc, char **argv) {
         row.options.push_back("-I");
         row.options.push_back(rel);
         row.fileTrees.push_back(rel);
+        continue;
+      }
+      if (tok == "-include" && t + 1 < toks.size()) {
+        std::string rel = joinRel(repo, toks[++t]);
+        row.options.push_back("-include");
+        row.options.push_back(rel);
+        std::string dir = fs::path(rel).parent_path().generic_string();
+        row.fileDirs.push_back(dir.empty() ? "." : dir);
         continue;
       }
       row.options.push_back(tok);

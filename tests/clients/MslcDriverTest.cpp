@@ -231,6 +231,29 @@ TEST_F(TempTree, AngleSearchesOnlyIncludeDirsInOrder) {
   EXPECT_EQ(keys(collectIncludes(root_, "main.metal", "#include \"x.h\"\n", {"b"})), (Strings{"x.h"}));
 }
 
+TEST_F(TempTree, ForcedIncludesAreSentWithTheirHeaders) {
+  write("src/main.metal", "kernel void k() {}\n");
+  write("pre/prelude.metal", "#include \"common.h\"\n");
+  write("pre/common.h", "#define X 1\n");
+  Invocation inv;
+  std::string error;
+  ASSERT_TRUE(parseCommandLine({"-c", "src/main.metal", "-o", "x", "-include", "pre/prelude.metal"}, nullptr,
+                               root_, &inv, &error))
+      << error;
+  EXPECT_EQ(inv.options, (Strings{"-include", "pre/prelude.metal"}));
+  LoadedSources sources;
+  std::ostringstream err;
+  ASSERT_TRUE(loadSources(inv.input, inv, root_, &sources, err)) << err.str();
+  EXPECT_EQ(sources.main_path, "src/main.metal");
+  Strings names;
+  for (const auto& [k, v] : sources.files) names.push_back(k);
+  EXPECT_EQ(names, (Strings{"pre/common.h", "pre/prelude.metal"}));
+  // Outside the current directory: refused while parsing.
+  EXPECT_FALSE(parseCommandLine({"-c", "src/main.metal", "-o", "x", "-include", "/etc/passwd"}, nullptr, root_,
+                                &inv, &error));
+  EXPECT_NE(error.find("-include"), std::string::npos) << error;
+}
+
 TEST_F(TempTree, CyclesAndMissingHeaders) {
   write("a.h", "#pragma once\n#include \"b.h\"\n#include \"missing.h\"\n");
   write("b.h", "#include \"a.h\"\n#include \"main.metal\"\n");

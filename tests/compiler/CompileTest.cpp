@@ -906,6 +906,31 @@ TEST(StdlibPch, SameOutputAsParsingTheHeaders) {
   EXPECT_NE(findError(bare, "metal"), nullptr) << dump(bare);
 }
 
+// -include FILE: the file is read ahead of the main source, in order; the
+// precompiled stdlib serves the compile when the first one begins with
+// #include <metal_stdlib>, as it would the main file.
+TEST(StdlibPch, ForcedIncludesComeFirstInOrder) {
+  const std::string main = "kernel void k(device float *a [[buffer(0)]]) { a[0] = SCALE * metal::sqrt(a[1]); }\n";
+  CompileJob job = makeJob(main, {"-include", "pre/defs.metal", "-include", "more.h"});
+  job.files["pre/defs.metal"] = "#include <metal_stdlib>\n#define SCALE (TWICE(3.0f))\n";
+  job.files["more.h"] = "#define TWICE(x) (2 * (x))\n";
+  job.outputs = {OutputKind::LLVMIR};
+  auto r = compile(job);
+  ASSERT_TRUE(r.success) << dump(r);
+  EXPECT_TRUE(r.precompiledStdlib);
+  EXPECT_NE(r.artifacts.at(OutputKind::LLVMIR).find("6.000000e+00"), std::string::npos);
+  // A first file that does not begin with the stdlib: headers parsed, same code.
+  job.files["pre/defs.metal"] = "#define SCALE (TWICE(3.0f))\n#include <metal_stdlib>\n";
+  auto parsed = compile(job);
+  ASSERT_TRUE(parsed.success) << dump(parsed);
+  EXPECT_FALSE(parsed.precompiledStdlib);
+  // Without the file among the request's files: an error naming it.
+  job.files.erase("more.h");
+  auto missing = compile(job);
+  EXPECT_FALSE(missing.success);
+  EXPECT_NE(findError(missing, "more.h"), nullptr) << dump(missing);
+}
+
 // User macros still apply after a precompiled stdlib; a macro that the
 // stdlib would see differently cannot change it (it is not a stdlib input).
 TEST(StdlibPch, UserMacrosAndDiagnosticsStillWork) {

@@ -111,6 +111,19 @@ TEST(MetalOptionsTest, IncludeDirMustBeInsideTheCompileRoot) {
   EXPECT_EQ(parseOk({"-I", ".", "-I", "inc/sub"}).includeDirs, (Args{".", "inc/sub"}));
 }
 
+TEST(MetalOptionsTest, ForcedIncludesKeepOrderAndStayInsideTheCompileRoot) {
+  MetalOptions o = parseOk({"-include", "pre/a.h", "-I", "inc", "-include", "b.h"});
+  EXPECT_EQ(o.forcedIncludes, (Args{"pre/a.h", "b.h"}));
+  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-Iinc", "-include", "pre/a.h", "-include", "b.h"}));
+  EXPECT_NE(parseOk({"-include", "a.h", "-include", "b.h"}).normalized(),
+            parseOk({"-include", "b.h", "-include", "a.h"}).normalized());
+  EXPECT_NE(parseError({"-include"}).find("-include"), std::string::npos);
+  for (const char *file : {"/etc/passwd", "../x.h", "a/../b.h"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(parseError({"-include", file}).find("-include file"), 0u);
+  }
+}
+
 TEST(MetalOptionsTest, OptionCountAndLengthAreBounded) {
   EXPECT_NE(parseError(Args(1025, "-W")).find("1024"), std::string::npos);
   parseOk(Args(1024, "-W"));

@@ -43,6 +43,8 @@ struct SourceOptions {
   std::vector<std::string> options;
   // The -I directories, relative to the cwd and normalized, in order.
   std::vector<std::string> include_dirs;
+  // The -include files, relative to the cwd and normalized, in order.
+  std::vector<std::string> forced_includes;
   bool stats = false;
   // --constant KEY=VALUE: function constant values by index or name.
   std::map<std::string, std::string> function_constants;
@@ -135,11 +137,12 @@ struct LoadedSources {
   std::map<std::string, std::string> files;  // the headers (collectIncludes)
 };
 
-// Reads `input` (a file under `cwd`, not a symlink out of it) and collects
-// its headers. Warnings and errors go to `err` as "mslc: warning: ..." /
-// "mslc: error: ..."; false on error.
-bool loadSources(const std::string& input, const std::vector<std::string>& include_dirs,
-                 const std::filesystem::path& cwd, LoadedSources* out, std::ostream& err);
+// Reads `input` and the -include files (files under `cwd`, not symlinks out
+// of it) and collects their headers; the -include files are sent as headers.
+// Warnings and errors go to `err` as "mslc: warning: ..." / "mslc: error:
+// ..."; false on error.
+bool loadSources(const std::string& input, const SourceOptions& options, const std::filesystem::path& cwd,
+                 LoadedSources* out, std::ostream& err);
 
 // The whole file; false when it cannot be read.
 bool readFile(const std::filesystem::path& path, std::string* out);

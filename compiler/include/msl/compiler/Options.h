@@ -47,6 +47,9 @@ struct MetalOptions {
   std::vector<MacroDefinition> defines;
   /// -I directories, relative to the compile root, in order.
   std::vector<std::string> includeDirs;
+  /// -include FILE: files included ahead of the main file, in order
+  /// (paths relative to the compile root, among the request's files).
+  std::vector<std::string> forcedIncludes;
   /// -ffast-math is the default (spec 6.2).
   bool fastMath = true;
   bool warningsAsErrors = false;      // -Werror
