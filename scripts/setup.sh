@@ -19,7 +19,8 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Exactly what the build (CMakeLists.txt: gRPC, Protobuf, RocksDB, OpenSSL,
 # nlohmann_json, CLI11, prometheus-cpp, cpp-httplib, LLVM/Clang 19, GTest) and
-# the tests need (prometheus: promtool, which checks a /metrics scrape).
+# the tests need (prometheus: promtool, which checks a /metrics scrape; MPFR:
+# the exact results of msl-conformance, tests/conformance).
 MSLD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates curl python3
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
@@ -29,6 +30,7 @@ MSLD_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   prometheus-cpp-dev prometheus
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+  libmpfr-dev
 )
 
 msld_missing_packages() {

@@ -958,6 +958,60 @@ __MSL_LIBM_API float atanh(float x) {
   return copysign_(r, x);
 }
 
+// fmod(x, y) = x - trunc(x / y) * y, exactly (the result is representable):
+// long division of the significands, one quotient bit per step, at most
+// 277 steps. x - y * trunc(x / y) in float arithmetic is not exact (and NVPTX
+// lowers frem that way).
+__MSL_LIBM_API float fmod(float x, float y) {
+  __MSL_LIBM_PRECISE
+  using namespace detail;
+  u32 ax = bits(x) & 0x7fffffffu, ay = bits(y) & 0x7fffffffu;
+  if (ay == 0u || ay > 0x7f800000u || ax >= 0x7f800000u) return qnan_(); // y 0 or NaN, x INF or NaN
+  if (ax < ay) return x;                                                  // |x| < |y|, y INF included
+  u32 sign = bits(x) & 0x80000000u;
+  if (ax == ay) return from_bits(sign);
+  // |x| = mx * 2^(ex - 150), |y| = my * 2^(ey - 150), mx and my in [2^23, 2^24).
+  int ex = int(ax >> 23), ey = int(ay >> 23);
+  u32 mx = ax & 0x7fffffu, my = ay & 0x7fffffu;
+  if (ex == 0) {
+    for (ex = 1; mx < 0x800000u; --ex) mx <<= 1;
+  } else {
+    mx |= 0x800000u;
+  }
+  if (ey == 0) {
+    for (ey = 1; my < 0x800000u; --ey) my <<= 1;
+  } else {
+    my |= 0x800000u;
+  }
+  // mx stays below 2 * my < 2^25.
+  for (; ex > ey; --ex) {
+    if (mx >= my) mx -= my;
+    mx <<= 1;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0u) return from_bits(sign);
+  for (; mx < 0x800000u; --ey) mx <<= 1;
+  if (ey >= 1) return from_bits(sign | u32(ey) << 23 | (mx & 0x7fffffu));
+  return from_bits(sign | (mx >> (1 - ey))); // a multiple of 2^-149: exact
+}
+
+// fma of three halves (given as floats): a * b is exact in float (11 + 11
+// bits), the sum is rounded to odd (an inexact result gets an odd last bit),
+// and rounding that to half is then the correctly rounded fma, since float
+// has more than 11 + 2 bits (Boldo and Melquiond, "Emulation of FMA and
+// correctly rounded sums: proved algorithms using rounding to odd"). A float
+// fma rounded to half would round twice.
+__MSL_LIBM_API float fma_for_half(float a, float b, float c) {
+  __MSL_LIBM_PRECISE
+  using namespace detail;
+  float p = a * b;
+  if (nonfinite_(p) || nonfinite_(c)) return p + c;
+  ff s = two_sum(p, c);
+  if (s.lo != 0.0f && (bits(s.hi) & 1u) == 0u)
+    s.hi = from_bits(bits(s.hi) + ((s.lo > 0.0f) == (s.hi > 0.0f) ? 1u : 0xffffffffu));
+  return s.hi;
+}
+
 }  // namespace __msl_libm
 
 #undef __MSL_LIBM_FN

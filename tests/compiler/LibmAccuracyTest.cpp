@@ -4,7 +4,7 @@
 // Each function is measured over a strided sweep of all 2^32 float bit
 // patterns (both signs, every exponent), random inputs in the ranges where it
 // is interesting, and targeted hard cases; the max error in ulp (ulp = the
-// distance between the two floats nearest the exact result) must stay within
+// distance between the two floats nearest the exact result, Ulp.h) must stay within
 // the Metal spec's precise bound. Special values (zeros, infinities, NaN,
 // integers for the *pi functions, the C99 pow table) must match exactly.
 // The header is compiled here with the host compiler, IEEE (no flushing).
@@ -28,6 +28,7 @@
 #else
 #include "../../compiler/stdlib/__msl_libm.h"
 #endif
+#include "../conformance/Ulp.h"
 
 namespace {
 
@@ -47,27 +48,9 @@ uint32_t toBits(float f) {
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Error of `got` in ulps of the exact result `ref` (computed in double).
-double ulpError(float got, double ref) {
-  if (std::isnan(ref)) return std::isnan(got) ? 0.0 : INFINITY;
-  if (std::isnan(got)) return INFINITY;
-  if (std::isinf(ref)) return (double)got == ref ? 0.0 : INFINITY;
-  double a = std::fabs(ref);
-  // Results that round to +-inf in float (|ref| >= FLT_MAX + half an ulp).
-  if (std::isinf(got)) {
-    if (a >= 0x1p128 - 0x1p103 && std::signbit(got) == std::signbit(ref)) return 0.0;
-    return std::fabs(std::copysign(0x1p128, got) - ref) / 0x1p104;
-  }
-  double u;
-  if (a == 0.0) {
-    u = 0x1p-149;
-  } else {
-    int e;
-    std::frexp(a, &e);                      // a in [2^(e-1), 2^e)
-    u = std::ldexp(1.0, std::max(std::min(e, 128) - 24, -149));
-  }
-  return std::fabs((double)got - ref) / u;
-}
+// Error of `got` in ulps of the exact result `ref` (computed in double), ulp
+// as the Metal specification defines it (shared with msl-conformance).
+double ulpError(float got, double ref) { return msl::conformance::ulpError(msl::conformance::kBinary32, got, ref); }
 
 std::string fmt(float x) {
   std::ostringstream os;

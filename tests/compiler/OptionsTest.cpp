@@ -283,7 +283,7 @@ TEST(MetalOptionsTest, UnknownOptionsRejected) {
                                            {"main.metal"},
                                            {"-std"},
                                            {"-Wl,-rpath"},
-                                           {"-include", "x.h"},
+                                           {"-include-pch", "x.pch"},
                                            {"-Xclang", "-load"},
                                            {""}}) {
     SCOPED_TRACE(bad.front());

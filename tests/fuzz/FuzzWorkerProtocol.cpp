@@ -9,6 +9,8 @@
 #include "msl/internal/worker.pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/common.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <cstdint>
@@ -22,6 +24,13 @@ void require(bool ok) {
   if (!ok)
     std::abort();
 }
+
+// Invalid UTF-8 in a string field is a parse failure, logged by protobuf
+// each time: not worth millions of lines.
+const bool kQuiet = [] {
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char *, int, const std::string &) {});
+  return true;
+}();
 
 // Map fields serialize in hash order unless asked otherwise.
 std::string deterministic(const google::protobuf::MessageLite &m) {

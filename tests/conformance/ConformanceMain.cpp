@@ -1,0 +1,506 @@
+//===- ConformanceMain.cpp - msl-conformance: MSL 2.0 chapter 7, measured --===//
+//
+// Runs every math function with a row in the accuracy tables of MSL 2.0
+// section 7.4 through msld's Execute service on a device, compiled with
+// -fno-fast-math (precise) and -ffast-math (fast), in float and half, and
+// holds each result to its row (Bounds.h) against the exact result
+// (Functions.h: double, MPFR where that cannot decide). Prints one Markdown
+// table (per function and mode: the largest error in ulp, the bound, the
+// worst input, pass or fail), the failures, whether INF and NaN are kept
+// without fast math, and whether denormals are kept or flushed (7.1).
+// Exit status 1 when a bound is exceeded, 2 when the run itself failed.
+//
+// The device is only a name passed to Execute (--device cpu, cuda:0, ...);
+// without --msld the tool starts its own msld from its own directory.
+//
+//===----------------------------------------------------------------------===//
+#include "BenchSupport.h"
+#include "Bounds.h"
+#include "Checker.h"
+#include "Functions.h"
+#include "Inputs.h"
+
+#include "msl/client/Client.h"
+#include "msl/client/MslcRun.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace msl::conformance {
+extern const char kKernelsSource[]; // conformance.metal (KernelsSource.cpp.in)
+}
+
+namespace {
+
+using namespace msl::conformance;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string &message) {
+  std::cerr << "msl-conformance: " << message << "\n";
+  std::exit(2);
+}
+
+struct Args {
+  std::string device = "cpu";
+  std::string msld;       // HOST:PORT of a running msld; empty: start one
+  std::string samples = "2^24";
+  bool exhaustive = false;
+  std::vector<std::string> functions;
+  std::vector<std::string> types = {"float", "half"};
+  std::vector<std::string> modes = {"precise", "fast"};
+  uint64_t chunk = 1u << 18;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  uint32_t seed = 20170912;
+  std::string output;
+};
+
+// "16777216", "2^24" or "1<<24".
+uint64_t parseCount(const std::string &s) {
+  try {
+    for (const char *op : {"^", "<<"}) {
+      auto at = s.find(op);
+      if (at == std::string::npos) continue;
+      int e = std::stoi(s.substr(at + std::strlen(op)));
+      uint64_t base = std::stoull(s.substr(0, at));
+      if (base != (op[0] == '^' ? 2u : 1u) || e < 0 || e > 32) break;
+      return uint64_t(1) << e;
+    }
+    if (s.find_first_not_of("0123456789") == std::string::npos) return std::stoull(s);
+  } catch (const std::exception &) {
+  }
+  die("--samples " + s + ": not N, 2^K or 1<<K (K <= 32)");
+}
+
+struct Mode {
+  MathMode mode;
+  msl::v1::CompileRequest compile;
+};
+
+// The results of one chunk of a batch: out[mode][result][sample].
+struct ChunkResult {
+  std::vector<std::vector<uint32_t>> out[2];
+  int64_t deviceNs = 0;
+  std::string error;
+};
+
+class Runner {
+public:
+  Runner(const msl::client::Client &client, std::string device, std::vector<Mode> modes)
+      : client_(client), device_(std::move(device)), modes_(std::move(modes)) {}
+
+  const std::vector<Mode> &modes() const { return modes_; }
+
+  // The batch's parameters for the chunk starting at `offset`.
+  static Params chunkParams(const Batch &b, uint64_t offset) {
+    Params p = b.params;
+    if (p.mode == Params::kSweep) p.start += uint32_t(offset * p.stride);
+    if (p.mode == Params::kHashed) p.start += uint32_t(offset);
+    return p;
+  }
+
+  ChunkResult run(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset,
+                  uint32_t count) const {
+    ChunkResult r;
+    Params p = chunkParams(b, offset);
+    std::string kernel = std::string(f.precision == kBinary32.precision ? "f32_" : "f16_") + fn.name;
+    for (size_t m = 0; m < modes_.size(); ++m) {
+      msl::v1::ExecuteRequest req;
+      *req.mutable_compile() = modes_[m].compile;
+      req.set_kernel(kernel);
+      req.set_device(device_);
+      req.add_buffers()->set_zeros(uint64_t(count) * 4);
+      req.add_buffers()->set_zeros(fn.results == 2 ? uint64_t(count) * 4 : 4);
+      if (p.mode == Params::kExplicit)
+        req.add_buffers()->set_inline_(std::string(reinterpret_cast<const char *>(b.bits.data() + offset * fn.arity),
+                                                   size_t(count) * fn.arity * 4));
+      else
+        req.add_buffers()->set_zeros(4);
+      for (uint32_t i = 0; i < 3; ++i) {
+        auto *bind = req.add_buffer_bindings();
+        bind->set_index(i);
+        bind->set_buffer(i);
+      }
+      auto *bytes = req.add_bytes();
+      bytes->set_index(3);
+      bytes->set_data(std::string(reinterpret_cast<const char *>(&p), sizeof p));
+      req.mutable_dispatch()->mutable_threads()->set_x(count);
+      req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(std::min<uint32_t>(256, count));
+      req.set_timeout_ms(240000);
+      auto resp = client_.execute(req);
+      if (!resp) {
+        r.error = kernel + " (" + modeName(modes_[m].mode) + "): " + msl::client::describeStatus(resp.status());
+        return r;
+      }
+      r.out[m].assign(fn.results, {});
+      for (const auto &buf : resp->buffers()) {
+        if (buf.buffer() >= uint32_t(fn.results)) continue;
+        auto &v = r.out[m][buf.buffer()];
+        v.resize(buf.inline_data().size() / 4);
+        std::memcpy(v.data(), buf.inline_data().data(), v.size() * 4);
+      }
+      for (int k = 0; k < fn.results; ++k)
+        if (r.out[m][k].size() < count) {
+          r.error = kernel + ": result buffer " + std::to_string(k) + " is short";
+          return r;
+        }
+      for (int64_t ns : resp->dispatch_time_ns()) r.deviceNs += ns;
+    }
+    return r;
+  }
+
+private:
+  const msl::client::Client &client_;
+  std::string device_;
+  std::vector<Mode> modes_;
+};
+
+struct RowKey {
+  Fn fn;
+  const FloatFormat *format;
+  MathMode mode;
+};
+struct Row {
+  RowKey key;
+  RowStats stats;
+  double seconds = 0;
+};
+
+// Checks one chunk on `jobs` threads: each sample's exact results once,
+// then every mode's results against them.
+void checkChunk(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset, uint32_t count,
+                const ChunkResult &r, const std::vector<Mode> &modes, unsigned jobs, std::vector<RowStats> &stats) {
+  Params p = Runner::chunkParams(b, offset);
+  const uint32_t *explicitBits = p.mode == Params::kExplicit ? b.bits.data() + offset * fn.arity : nullptr;
+  std::vector<std::vector<RowStats>> part(jobs, std::vector<RowStats>(modes.size()));
+  auto work = [&](unsigned t) {
+    uint64_t lo = uint64_t(count) * t / jobs, hi = uint64_t(count) * (t + 1) / jobs;
+    for (uint64_t i = lo; i < hi; ++i) {
+      uint32_t bits[3] = {0, 0, 0};
+      double in[3] = {0, 0, 0};
+      for (int j = 0; j < fn.arity; ++j) {
+        bits[j] = argBits(p, explicitBits, i, j, fn.arity);
+        in[j] = fn.intSecondArg && j == 1 ? intArg(bits[j]) : valueOf(f, bits[j]);
+      }
+      Approx exact[2];
+      reference(fn.fn, f, in, exact);
+      for (size_t m = 0; m < modes.size(); ++m) {
+        if (!hasRow(fn.fn, f, modes[m].mode)) continue;
+        uint32_t got[2] = {r.out[m][0][i], fn.results == 2 ? r.out[m][1][i] : 0};
+        checkSample(fn, f, modes[m].mode, bits, in, got, exact, part[t][m]);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto &th : pool) th.join();
+  for (unsigned t = 0; t < jobs; ++t)
+    for (size_t m = 0; m < modes.size(); ++m) stats[m].merge(part[t][m]);
+}
+
+std::string inputText(const FunctionInfo &fn, const FloatFormat &f, const SampleRecord &s) {
+  std::string t;
+  for (int j = 0; j < fn.arity; ++j) {
+    if (j) t += ", ";
+    t += fn.intSecondArg && j == 1 ? std::to_string(intArg(s.in[j])) : formatValue(f, valueOf(f, s.in[j]));
+  }
+  return t;
+}
+std::string resultText(const FunctionInfo &fn, const FloatFormat &f, int k, uint32_t bits) {
+  return fn.intResult[k] ? std::to_string(int32_t(bits)) : formatValue(f, valueOf(f, bits));
+}
+// Three digits; more right next to 0.5, where a correctly rounded row fails.
+std::string fmtUlps(double u) {
+  if (std::isinf(u)) return "inf";
+  char b[32];
+  std::snprintf(b, sizeof b, u > 0.4999 && u < 0.5001 && u != 0.5 ? "%.7f" : u < 1e4 ? "%.3g" : "%.3e", u);
+  return b;
+}
+
+std::string ulpsExactly(double u) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", u);
+  return b;
+}
+
+// 7.1: are denormal inputs and results kept or flushed? x * 1 of a subnormal
+// x, and a product and a difference of normals whose exact result is
+// subnormal, all exact.
+std::string probeDenormals(const Runner &runner, const FloatFormat &f, size_t m) {
+  double sub = f.minNormal() / 64;
+  double root = std::sqrt(sub); // sub = root * root, root normal
+  Batch b;
+  b.params.mode = Params::kExplicit;
+  b.bits = {bitsOf(f, sub), bitsOf(f, 1.0), bitsOf(f, root), bitsOf(f, root)};
+  b.count = 2;
+  ChunkResult mul = runner.run(info(Fn::Mul), f, b, 0, 2);
+  Batch d = b;
+  d.bits = {bitsOf(f, 1.5 * f.minNormal()), bitsOf(f, f.minNormal())};
+  d.count = 1;
+  ChunkResult diff = runner.run(info(Fn::Sub), f, d, 0, 1);
+  if (!mul.error.empty() || !diff.error.empty()) return "probe failed: " + mul.error + diff.error;
+  auto kind = [&](uint32_t bits, double want) {
+    double v = valueOf(f, bits);
+    return v == want ? "kept" : v == 0 ? "flushed to zero" : "wrong";
+  };
+  std::string in = kind(mul.out[m][0][0], sub);
+  std::string out1 = kind(mul.out[m][0][1], sub), out2 = kind(diff.out[m][0][0], 0.5 * f.minNormal());
+  return "inputs " + in + ", results " + (out1 == out2 ? out1 : out1 + " (x*y) / " + out2 + " (x-y)");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  CLI::App app{"msl-conformance: the numerical compliance tables of MSL 2.0 chapter 7, measured through msld's "
+               "Execute"};
+  app.add_option("--device", args.device, "Execute's device: cpu, cuda:0, ...")->capture_default_str();
+  app.add_option("--msld", args.msld, "HOST:PORT of a running msld (default: start one from this binary's directory)");
+  app.add_option("--samples", args.samples, "bulk samples per function: N or 2^K")->capture_default_str();
+  app.add_flag("--exhaustive", args.exhaustive, "every float of unary functions, every pair of half ones");
+  app.add_option("--functions", args.functions, "only these (kernel names: sin, add, ...)")->delimiter(',');
+  app.add_option("--types", args.types, "float, half")->delimiter(',')->capture_default_str();
+  app.add_option("--modes", args.modes, "precise (-fno-fast-math), fast (-ffast-math)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--chunk", args.chunk, "samples per Execute (results of 2^18 floats stay inline)")
+      ->capture_default_str();
+  app.add_option("--jobs", args.jobs, "checking threads")->capture_default_str();
+  app.add_option("--seed", args.seed, "of the random samples")->capture_default_str();
+  app.add_option("--output", args.output, "also write the report to this file");
+  CLI11_PARSE(app, argc, argv);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  PlanOptions plan;
+  plan.samples = parseCount(args.samples);
+  plan.exhaustive = args.exhaustive;
+  plan.seed = args.seed;
+  if (args.chunk == 0 || args.chunk > (1u << 24)) die("--chunk must be in [1, 2^24]");
+  args.jobs = std::max(1u, args.jobs);
+
+  std::vector<const FloatFormat *> formats;
+  for (const auto &t : args.types) {
+    if (t == "float") formats.push_back(&kBinary32);
+    else if (t == "half") formats.push_back(&kBinary16);
+    else die("--types: unknown type " + t);
+  }
+  std::vector<MathMode> modeList;
+  for (const auto &m : args.modes) {
+    if (m == "precise") modeList.push_back(MathMode::Precise);
+    else if (m == "fast") modeList.push_back(MathMode::Fast);
+    else die("--modes: unknown mode " + m);
+  }
+  std::vector<const FunctionInfo *> functions;
+  for (const auto &fn : allFunctions())
+    if (args.functions.empty() || std::find(args.functions.begin(), args.functions.end(), fn.name) != args.functions.end())
+      functions.push_back(&fn);
+  if (functions.empty()) die("--functions: none of these exist");
+
+  // msld: ours, or the one given.
+  msl::bench::DaemonProcess daemon;
+  std::string address = args.msld;
+  if (address.empty()) {
+    msl::bench::DaemonOptions o;
+    o.msld = msl::bench::besideSelf("msld").string();
+    o.tempPrefix = "msl-conformance";
+    if (o.msld.empty() || !fs::exists(o.msld)) die("msld not found beside this binary (build the msld target)");
+    if (!fs::exists(fs::path(o.msld).parent_path() / "msld-exec-worker"))
+      die("msld-exec-worker not found beside msld (build it): no device to run kernels");
+    if (std::string error; !daemon.start(o, &error)) die(error);
+    address = "127.0.0.1:" + std::to_string(daemon.grpcPort());
+  }
+  msl::client::ClientOptions copts;
+  copts.address = address;
+  copts.call_deadline = std::chrono::seconds(300);
+  msl::client::Client client(copts);
+  if (auto h = client.waitUntilHealthy(std::chrono::seconds(60)); !h.ok())
+    die(address + " not healthy: " + msl::client::describeStatus(h.status()));
+  auto devices = client.listDevices();
+  if (!devices) die("ListDevices: " + msl::client::describeStatus(devices.status()));
+  std::string deviceText;
+  for (const auto &d : devices->devices())
+    if (d.name() == args.device) deviceText = d.description() + " [" + d.architecture() + "]";
+  if (deviceText.empty()) die("msld at " + address + " has no device " + args.device);
+
+  // The kernels, compiled once per mode (the Executes then hit the action cache).
+  std::vector<Mode> modes;
+  for (MathMode m : modeList) {
+    std::vector<std::string> options = {m == MathMode::Precise ? "-fno-fast-math" : "-ffast-math"};
+    auto req = client.prepareCompileRequest("conformance.metal", kKernelsSource, {}, options,
+                                            msl::client::mslc::targetForDevice(args.device),
+                                            msl::client::mslc::outputsForDevice(args.device));
+    if (!req) die("compile request: " + msl::client::describeStatus(req.status()));
+    auto compiled = client.compile(*req);
+    if (!compiled) die("Compile: " + msl::client::describeStatus(compiled.status()));
+    if (!compiled->success()) {
+      std::string text;
+      for (const auto &d : compiled->diagnostics())
+        text += d.file() + ":" + std::to_string(d.line()) + ": " + d.message() + "\n";
+      die("conformance.metal does not compile with " + options[0] + ":\n" + text);
+    }
+    modes.push_back({m, *req});
+  }
+  Runner runner(client, args.device, modes);
+
+  auto started = Clock::now();
+  std::vector<Row> rows;
+  int64_t deviceNs = 0;
+  for (const FloatFormat *f : formats) {
+    for (const FunctionInfo *fn : functions) {
+      bool any = false;
+      for (const auto &m : modes) any |= hasRow(fn->fn, *f, m.mode);
+      if (!any) continue;
+      auto fnStarted = Clock::now();
+      std::vector<RowStats> stats(modes.size());
+      for (const Batch &b : planSamples(*fn, *f, plan)) {
+        std::vector<std::pair<uint64_t, uint32_t>> chunks;
+        for (uint64_t at = 0; at < b.count; at += args.chunk)
+          chunks.push_back({at, uint32_t(std::min<uint64_t>(args.chunk, b.count - at))});
+        // The device runs chunk c + 1 while the host checks chunk c.
+        auto launch = [&](size_t c) {
+          return std::async(std::launch::async, [&, c] { return runner.run(*fn, *f, b, chunks[c].first, chunks[c].second); });
+        };
+        std::future<ChunkResult> next = launch(0);
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          ChunkResult r = next.get();
+          if (!r.error.empty()) die("Execute " + r.error);
+          if (c + 1 < chunks.size()) next = launch(c + 1);
+          deviceNs += r.deviceNs;
+          checkChunk(*fn, *f, b, chunks[c].first, chunks[c].second, r, modes, args.jobs, stats);
+        }
+      }
+      double seconds = std::chrono::duration<double>(Clock::now() - fnStarted).count();
+      for (size_t m = 0; m < modes.size(); ++m) {
+        if (!hasRow(fn->fn, *f, modes[m].mode)) continue;
+        stats[m].finish();
+        rows.push_back({{fn->fn, f, modes[m].mode}, stats[m], seconds});
+        const RowStats &s = stats[m];
+        std::cerr << fn->name << " " << f->name << " " << modeName(modes[m].mode) << ": max "
+                  << fmtUlps(s.haveMax ? s.max.ulps : 0) << " ulp" << (s.haveMaxAbs ? " / abs " + std::to_string(s.maxAbs.ulps) : "") << " over " << s.checked << ", "
+                  << (s.failures ? std::to_string(s.failures) + " FAILED" : "pass") << " (" << int(seconds)
+                  << " s, " << s.mpfr << " by MPFR)\n";
+      }
+    }
+  }
+  double totalSeconds = std::chrono::duration<double>(Clock::now() - started).count();
+
+  // The report.
+  std::ostringstream out;
+  out << "device: " << args.device << " = " << deviceText << "\n";
+  out << "samples per function: " << (args.exhaustive ? "exhaustive" : args.samples)
+      << " in bulk, plus edge cases (and focused samples for two- and three-argument functions); seed "
+      << args.seed << "\n";
+  out << "time: " << int(totalSeconds) << " s, of which kernels " << int(deviceNs / 1000000000) << " s\n\n";
+  out << "| function | type | mode | max error (ulp) | bound | worst input | samples | result |\n";
+  out << "|---|---|---|---:|---|---|---:|---|\n";
+  bool allPass = true;
+  for (const Row &row : rows) {
+    const FunctionInfo &fn = info(row.key.fn);
+    const RowStats &s = row.stats;
+    std::string result;
+    if (s.checked == 0) {
+      result = "no bound";
+    } else if (s.failures) {
+      result = "**FAIL** (" + std::to_string(s.failures) + ")";
+      allPass = false;
+    } else {
+      result = "pass";
+    }
+    std::string notes;
+    if (s.flushed) notes += "; " + std::to_string(s.flushed) + " flushed";
+    if (s.towardZero)
+      notes += "; " + std::to_string(s.towardZero) + " toward zero" + (s.nearestOnly ? " (mixed with to nearest)" : "");
+    // The largest error in ulp; and where the bound is absolute (fast sin,
+    // log in [0.5, 2], ...) the largest absolute error.
+    std::string maxText, worst;
+    auto addWorst = [&](const SampleRecord &r) {
+      if (!worst.empty()) worst += "; ";
+      worst += inputText(fn, *row.key.format, r);
+      if (fn.fn == Fn::Sincos) worst += r.result ? " (cos)" : " (sin)";
+    };
+    if (s.haveMax || !s.haveMaxAbs) {
+      maxText = fmtUlps(s.haveMax ? s.max.ulps : 0);
+      if (s.haveMax) addWorst(s.max);
+    }
+    if (s.haveMaxAbs) {
+      char b[48];
+      std::snprintf(b, sizeof b, "abs %.3g", s.maxAbs.ulps);
+      maxText += (maxText.empty() ? "" : ", ") + std::string(b);
+      addWorst(s.maxAbs);
+    }
+    std::string bound = boundText(row.key.fn, *row.key.format, row.key.mode);
+    if (s.haveMax && bound.rfind("<= ", 0) != 0 && bound.rfind("abs", 0) != 0 && s.max.allowed > 0 &&
+        bound != "correctly rounded")
+      bound += " (here " + fmtUlps(s.max.allowed) + " ulp)";
+    out << "| " << fn.display << " | " << row.key.format->name << " | " << modeName(row.key.mode) << " | "
+        << maxText << " | " << bound << " | " << worst << " | " << s.checked
+        << (s.skipped ? " (+" + std::to_string(s.skipped) + " unbounded)" : "") << " | " << result << notes
+        << " |\n";
+  }
+
+  out << "\n## Failures\n\n";
+  bool anyFailure = false;
+  for (const Row &row : rows) {
+    const FunctionInfo &fn = info(row.key.fn);
+    const FloatFormat &f = *row.key.format;
+    if (!row.stats.failures) continue;
+    anyFailure = true;
+    out << "- " << fn.display << " (" << f.name << ", " << modeName(row.key.mode) << "): " << row.stats.failures
+        << " of " << row.stats.checked << ", bound " << boundText(fn.fn, f, row.key.mode) << ", e.g.\n";
+    for (const auto &s : row.stats.failed)
+      out << "  - " << fn.name << "(" << inputText(fn, f, s) << ")" << (fn.results == 2 ? (s.result ? "[1]" : "[0]") : "")
+          << " = " << resultText(fn, f, s.result, s.got) << ", exact " << formatValue(f, s.exact) << ": "
+          << ulpsExactly(s.ulps) << " ulp\n";
+  }
+  if (!anyFailure) out << "none\n";
+
+  out << "\n## INF and NaN without fast math (7.1)\n\n";
+  for (const FloatFormat *f : formats) {
+    uint64_t specials = 0, wrong = 0;
+    std::string which;
+    for (const Row &row : rows) {
+      if (row.key.format != f || row.key.mode != MathMode::Precise) continue;
+      specials += row.stats.specials;
+      wrong += row.stats.specialFailures;
+      if (row.stats.specialFailures) which += std::string(which.empty() ? "" : ", ") + info(row.key.fn).name;
+    }
+    if (std::find(modeList.begin(), modeList.end(), MathMode::Precise) == modeList.end()) continue;
+    out << "- " << f->name << ": " << specials << " results whose exact value is INF or NaN; "
+        << (wrong ? std::to_string(wrong) + " not kept (" + which + ")" : "all kept") << "\n";
+  }
+
+  out << "\n## Denormals (7.1: kept or flushed, both allowed)\n\n";
+  for (const FloatFormat *f : formats)
+    for (size_t m = 0; m < modes.size(); ++m) {
+      uint64_t flushed = 0;
+      std::string which;
+      for (const Row &row : rows)
+        if (row.key.format == f && row.key.mode == modes[m].mode && row.stats.flushed) {
+          flushed += row.stats.flushed;
+          which += std::string(which.empty() ? "" : ", ") + info(row.key.fn).name;
+        }
+      out << "- " << f->name << ", " << modeName(modes[m].mode) << ": " << probeDenormals(runner, *f, m)
+          << "; results accepted only as flushed: " << (flushed ? std::to_string(flushed) + " (" + which + ")" : "none")
+          << "\n";
+    }
+
+  std::cout << out.str() << std::flush;
+  if (!args.output.empty()) {
+    std::ofstream file(args.output);
+    file << out.str();
+    if (!file) die("cannot write " + args.output);
+  }
+  if (daemon.pid() > 0) daemon.stop();
+  return allPass ? 0 : 1;
+}
