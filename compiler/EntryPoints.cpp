@@ -20,8 +20,8 @@ using Vec3 = std::array<Value *, 3>;
 // `dispatched` for the partial edge threadgroups of dispatchThreads), the
 // threadgroup's position (ctaid), the threadgroups of the grid (nctaid), the
 // uniform threadgroup size of the dispatch (dispatched) and the threads of
-// the grid (grid). On NVPTX, dispatched is ntid and grid is null
-// (nctaid * ntid).
+// the grid (grid). On NVPTX the entry's last parameter, the launch block,
+// gives all but tid and ntid (see nvptxGeometry).
 struct Geometry {
   Vec3 tid, ntid, ctaid, nctaid;
   Vec3 dispatched{}, grid{};
@@ -33,18 +33,35 @@ struct Geometry {
 constexpr unsigned kNvptxSimdWidth = 32;
 constexpr unsigned kCpuSimdWidth = 32;
 
-Geometry nvptxGeometry(IRBuilder<> &b) {
+// The built-ins' inputs on NVPTX: %tid and %ntid (a launch's blocks are
+// exactly its threadgroups, partial edge ones too: the host launches the
+// edges of dispatchThreads separately, each with its own block size), and
+// from the launch block (kNvptxLaunchWords uint32, byval): the first
+// threadgroup's position of this launch, added to %ctaid; the dispatch's
+// uniform threadgroup size; the threads of the grid; its threadgroups.
+constexpr unsigned kNvptxLaunchWords = 12;
+
+Geometry nvptxGeometry(IRBuilder<> &b, Value *launch) {
   Module *m = b.GetInsertBlock()->getModule();
   auto read = [&](Intrinsic::ID id) { return b.CreateCall(Intrinsic::getDeclaration(m, id)); };
-  return {{read(Intrinsic::nvvm_read_ptx_sreg_tid_x), read(Intrinsic::nvvm_read_ptx_sreg_tid_y),
-           read(Intrinsic::nvvm_read_ptx_sreg_tid_z)},
-          {read(Intrinsic::nvvm_read_ptx_sreg_ntid_x), read(Intrinsic::nvvm_read_ptx_sreg_ntid_y),
-           read(Intrinsic::nvvm_read_ptx_sreg_ntid_z)},
-          {read(Intrinsic::nvvm_read_ptx_sreg_ctaid_x), read(Intrinsic::nvvm_read_ptx_sreg_ctaid_y),
-           read(Intrinsic::nvvm_read_ptx_sreg_ctaid_z)},
-          {read(Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
-           read(Intrinsic::nvvm_read_ptx_sreg_nctaid_y),
-           read(Intrinsic::nvvm_read_ptx_sreg_nctaid_z)}};
+  Type *i32 = b.getInt32Ty();
+  auto word = [&](unsigned i) { return b.CreateLoad(i32, b.CreateConstInBoundsGEP1_32(i32, launch, i)); };
+  const Intrinsic::ID tid[3] = {Intrinsic::nvvm_read_ptx_sreg_tid_x, Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                Intrinsic::nvvm_read_ptx_sreg_tid_z};
+  const Intrinsic::ID ntid[3] = {Intrinsic::nvvm_read_ptx_sreg_ntid_x, Intrinsic::nvvm_read_ptx_sreg_ntid_y,
+                                 Intrinsic::nvvm_read_ptx_sreg_ntid_z};
+  const Intrinsic::ID ctaid[3] = {Intrinsic::nvvm_read_ptx_sreg_ctaid_x, Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                  Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  Geometry g;
+  for (unsigned c = 0; c < 3; ++c) {
+    g.tid[c] = read(tid[c]);
+    g.ntid[c] = read(ntid[c]);
+    g.ctaid[c] = b.CreateAdd(read(ctaid[c]), word(c));
+    g.dispatched[c] = word(3 + c);
+    g.grid[c] = word(6 + c);
+    g.nctaid[c] = word(9 + c);
+  }
+  return g;
 }
 
 Geometry cpuGeometry(IRBuilder<> &b, Value *launch) {
@@ -330,6 +347,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
           break;
         }
       }
+      params.push_back(PointerType::get(ctx, 0)); // the launch block, byval
     } else {
       params = {PointerType::get(ctx, 0), PointerType::get(ctx, 0)};
     }
@@ -343,10 +361,15 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     entry->setLinkage(GlobalValue::ExternalLinkage);
     entry->removeFnAttr(Attribute::AlwaysInline);
     entry->setAttributes(AttributeList::get(ctx, entry->getAttributes().getFnAttrs(), {}, {}));
+    if (nvptx) {
+      Argument *launch = entry->getArg(entry->arg_size() - 1);
+      Type *launchType = ArrayType::get(Type::getInt32Ty(ctx), kNvptxLaunchWords);
+      launch->addAttr(Attribute::getWithByValType(ctx, launchType));
+      launch->addAttr(Attribute::getWithAlignment(ctx, Align(4)));
+      launch->setName("launch");
+    }
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", entry));
-    Geometry g = nvptx ? nvptxGeometry(b) : cpuGeometry(b, entry->getArg(1));
-    if (nvptx)
-      g.dispatched = g.ntid;
+    Geometry g = nvptx ? nvptxGeometry(b, entry->getArg(entry->arg_size() - 1)) : cpuGeometry(b, entry->getArg(1));
     unsigned simdWidth = nvptx ? kNvptxSimdWidth : kCpuSimdWidth;
 
     std::vector<Value *> callArgs;

@@ -5,8 +5,18 @@
 // step renames it to "<symbol>.msl.body", makes it internal and always-inline,
 // and generates the real entry under the original symbol:
 //  - NVPTX: a .entry taking buffers as pointers and threadgroup arguments as
-//    byte offsets into dynamic shared memory, computing built-ins from
-//    %tid, %ntid, %ctaid, %nctaid;
+//    byte offsets into dynamic shared memory, then the launch block: 12
+//    uint32 (a .param .b8 [48]), x, y, z each:
+//      [0..2]   the threadgroup position of this launch's first block
+//               (added to %ctaid)
+//      [3..5]   dispatch_threads_per_threadgroup (the uniform size)
+//      [6..8]   threads_per_grid
+//      [9..11]  threadgroups_per_grid
+//    %tid and %ntid give the rest: a block is exactly one threadgroup, so
+//    the host launches the partial edge threadgroups of dispatchThreads
+//    separately, each launch with its block size and origin (at most 8
+//    launches: interior and edge in each dimension), and no thread outside
+//    the grid exists; for dispatchThreadgroups, one launch of origin 0;
 //  - CPU: `void symbol(void **args, const uint32_t launch[18])`, running one
 //    work-item, launch being (x, y, z each):
 //      [0..2]   thread_position_in_threadgroup

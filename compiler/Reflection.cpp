@@ -59,7 +59,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     // 64-bit handles (arrays of them: a pointer to
     // the handles), [[stage_in]] as a pointer to one input struct per thread
     // of the grid (linear order) and threadgroup arguments as byte offsets
-    // into dynamic shared memory; the CPU entry takes
+    // into dynamic shared memory, then the 48-byte launch block ("launch:48",
+    // EntryPoints.h); the CPU entry takes
     // (void **args, const uint32_t launch[18]) (EntryPoints.h) with args in this same order.
     nlohmann::json params = nlohmann::json::array();
     for (const auto &a : f.args) {
@@ -101,6 +102,8 @@ std::string reflectionJson(const std::vector<ShaderFunction> &functions, bool nv
     }
     if (isGridStage(f.stage))
       jf["threadgroup_memory_bytes"] = f.threadgroupMemoryBytes;
+    if (f.stage == Stage::Kernel && nvptx)
+      params.push_back("launch:48"); // the launch block (EntryPoints.h), its size in bytes
     if (f.stage == Stage::Kernel)
       jf["entry"] = {{"convention", nvptx ? "ptx-kernel" : "cpu-args-launch"}, {"params", params}};
     else

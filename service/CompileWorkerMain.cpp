@@ -8,8 +8,12 @@
 // [--stdlib-dir DIR]` compiles one file from the host and prints the
 // diagnostics and IR, for debugging (DIR: stdlib headers read from disk).
 //
+// With MSLD_COMPILE_RECORD_DIR set, it also records every response it sends
+// (CompileRecording.h), for msld runs on machines without LLVM.
+//
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
+#include "CompileRecording.h"
 #include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
 #include "msl/compiler/Compiler.h"
@@ -17,6 +21,7 @@
 
 #include <llvm/Support/ErrorHandling.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <new>
 #include <unistd.h>
@@ -146,9 +151,14 @@ int main(int argc, char **argv) {
   hello.set_compiler_identity(mc::compilerIdentity() + " binary/" + msl::service::binaryIdentity());
   if (!msl::service::writeMessage(1, hello))
     return 1;
+  const char *recordDir = std::getenv("MSLD_COMPILE_RECORD_DIR");
+  if (recordDir && *recordDir)
+    std::ofstream(std::string(recordDir) + "/identity") << hello.compiler_identity();
   WorkerRequest req;
   while (msl::service::readMessage(0, req)) {
     WorkerResponse resp = responseOf(mc::compile(jobOf(req)));
+    if (recordDir && *recordDir)
+      msl::service::recordCompile(recordDir, req, resp);
     if (!msl::service::writeMessage(1, resp))
       return 1;
     req.Clear();

@@ -1,6 +1,7 @@
 #include "ExecuteService.h"
 
 #include "CpuTextures.h"
+#include "CudaDevice.h"
 #include "DigestProto.h"
 
 #include "msl/compiler/RequestChecks.h"
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -228,6 +230,7 @@ public:
   msl::v1::ExecuteRequest request;
   std::string client;
   std::string kernel;
+  Target *target = nullptr; // the device it runs on
   CancelFlag cancel{false};
   std::mutex mu;                                // guards compileCall
   std::shared_ptr<CompileService::Call> compileCall;
@@ -252,15 +255,61 @@ struct ExecuteService::Job {
   std::string symbol;
   bool compileHit = false;
   std::chrono::milliseconds timeout{0};
+  std::string cubinKey; // cuda: where the linked module is kept
 };
 
+/// A device Execute can name: the cpu, or one GPU.
+struct ExecuteService::Target {
+  explicit Target(FairQueueOptions queueOptions) : queue(queueOptions) {}
+  msl::v1::Device device; // as ListDevices shows it
+  bool cuda = false;
+  WorkerPool *workers = nullptr;
+  FairQueue<Job> queue;
+  std::vector<std::thread> dispatchers;
+  std::string compileSm;  // cuda: the SM the PTX is compiled for
+  CubinKey cubinKeyBase;  // cuda: the cubin key but for the PTX digest
+};
+
+namespace {
+// The newest SM the compiler (LLVM 19) targets; PTX for it runs on newer
+// GPUs through the driver's JIT.
+constexpr int kNewestCompilerSm = 90;
+
+std::string compileSmFor(const std::string &architecture) {
+  int sm = 0;
+  if (architecture.rfind("sm_", 0) == 0 && architecture.size() <= 6 &&
+      architecture.find_first_not_of("0123456789", 3) == std::string::npos)
+    sm = std::stoi(architecture.substr(3));
+  return sm > 0 && sm <= kNewestCompilerSm ? architecture : "sm_" + std::to_string(kNewestCompilerSm);
+}
+} // namespace
+
 ExecuteService::ExecuteService(cache::ContentStore &store, CompileService &compiler, WorkerPool *cpuWorkers,
-                               ServiceMetrics &metrics, ExecuteServiceOptions options)
-    : store_(store), compiler_(compiler), cpuWorkers_(cpuWorkers), metrics_(metrics), options_(options),
-      queue_(options.queue) {
-  int n = cpuWorkers ? std::max(1, cpuWorkers->options().workers) : 0;
-  for (int i = 0; i < n; ++i)
-    dispatchers_.emplace_back([this] { dispatch(); });
+                               ServiceMetrics &metrics, ExecuteServiceOptions options, CudaDevices *cuda)
+    : store_(store), compiler_(compiler), metrics_(metrics), options_(options), cuda_(cuda) {
+  if (cpuWorkers) {
+    auto t = std::make_unique<Target>(options_.queue);
+    t->workers = cpuWorkers;
+    t->device = cpuDevice();
+    targets_.push_back(std::move(t));
+  }
+  if (cuda)
+    for (CudaGpu &gpu : cuda->gpus()) {
+      auto t = std::make_unique<Target>(options_.queue);
+      t->cuda = true;
+      t->workers = gpu.workers.get();
+      t->device = gpu.device;
+      t->device.set_max_buffer_bytes(std::min(options_.maxBufferBytes, gpu.device.memory_bytes()));
+      t->compileSm = compileSmFor(gpu.device.architecture());
+      t->cubinKeyBase = {"", gpu.device.architecture(), cuda->driverBuild(), cuda->cudaVersion(),
+                         executor::kCudaJitOptions};
+      targets_.push_back(std::move(t));
+    }
+  for (auto &t : targets_) {
+    int n = std::max(1, t->workers->options().workers);
+    for (int i = 0; i < n; ++i)
+      t->dispatchers.emplace_back([this, target = t.get()] { dispatch(*target); });
+  }
 }
 
 ExecuteService::~ExecuteService() { shutdown(); }
@@ -272,11 +321,13 @@ void ExecuteService::shutdown() {
       return;
     stopped_ = true;
   }
-  for (auto &job : queue_.close())
-    job->call->answer(Status(StatusCode::UNAVAILABLE, "msld is shutting down; the kernel did not run"));
-  for (auto &t : dispatchers_)
-    t.join();
-  dispatchers_.clear();
+  for (auto &target : targets_) {
+    for (auto &job : target->queue.close())
+      job->call->answer(Status(StatusCode::UNAVAILABLE, "msld is shutting down; the kernel did not run"));
+    for (auto &t : target->dispatchers)
+      t.join();
+    target->dispatchers.clear();
+  }
 }
 
 msl::v1::Device ExecuteService::cpuDevice() const {
@@ -301,21 +352,43 @@ msl::v1::Device ExecuteService::cpuDevice() const {
 }
 
 Status ExecuteService::listDevices(const msl::v1::ListDevicesRequest &, msl::v1::ListDevicesResponse &response) {
-  if (cpuWorkers_)
-    *response.add_devices() = cpuDevice();
+  for (const auto &t : targets_)
+    *response.add_devices() = t->device;
   return Status::OK;
 }
 
-Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
-  const std::string &device = r.device();
-  if (device.rfind("cuda", 0) == 0)
-    return Status(StatusCode::FAILED_PRECONDITION,
-                  "device " + quoteForMessage(device) + ": no CUDA device is present on this msld "
-                  "(ListDevices lists the devices it has)");
-  if (!device.empty() && device != "cpu")
-    return invalid("unknown device " + quoteForMessage(device) + ": use \"cpu\" or \"cuda:N\"");
-  if (!cpuWorkers_)
+Status ExecuteService::findTarget(const std::string &device, Target *&target) const {
+  const std::string name = device.empty() ? "cpu" : device;
+  for (const auto &t : targets_)
+    if (t->device.name() == name) {
+      target = t.get();
+      return Status::OK;
+    }
+  if (name == "cpu")
     return Status(StatusCode::FAILED_PRECONDITION, "this msld runs no execution workers (--exec-workers 0)");
+  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 && name.size() <= 9 &&
+      name.find_first_not_of("0123456789", 5) == std::string::npos) {
+    std::string have;
+    for (const auto &t : targets_)
+      if (t->cuda)
+        have += (have.empty() ? "" : ", ") + t->device.name();
+    if (have.empty())
+      return Status(StatusCode::FAILED_PRECONDITION,
+                    "device " + quoteForMessage(device) + ": no CUDA device is present on this msld (" +
+                        (cuda_ && !cuda_->unavailable().empty() ? cuda_->unavailable() : std::string("none found")) +
+                        "; ListDevices lists the devices it has)");
+    return Status(StatusCode::FAILED_PRECONDITION,
+                  "device " + quoteForMessage(device) + " is not present on this msld; its CUDA devices are " + have);
+  }
+  return invalid("unknown device " + quoteForMessage(device) + ": use \"cpu\" or \"cuda:N\"");
+}
+
+Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r, Target *&target) const {
+  if (Status s = findTarget(r.device(), target); !s.ok())
+    return s;
+  if (target->cuda && (r.textures_size() || r.samplers_size()))
+    return Status(StatusCode::UNIMPLEMENTED, "textures and samplers are not supported on " +
+                                                 target->device.name() + " yet (the cpu device has them)");
   if (r.kernel().empty())
     return invalid("ExecuteRequest.kernel is required: the kernel's function name or [[host_name]]");
   if (r.kernel().size() > 1024)
@@ -361,10 +434,10 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
     uint64_t size = b.has_digest() ? uint64_t(std::max<int64_t>(0, b.digest().size_bytes()))
                     : b.contents_case() == msl::v1::BufferContents::kZeros ? b.zeros()
                                                                              : b.inline_().size();
-    if (size > options_.maxBufferBytes)
+    if (size > target->device.max_buffer_bytes())
       return Status(StatusCode::RESOURCE_EXHAUSTED, "buffer " + std::to_string(i) + " is " + std::to_string(size) +
                                                         " bytes; the device takes at most " +
-                                                        std::to_string(options_.maxBufferBytes));
+                                                        std::to_string(target->device.max_buffer_bytes()));
     total += size;
   }
   for (const auto &t : r.textures()) {
@@ -391,9 +464,10 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
   if (tg[0] == 0)
     return invalid("dispatch.threads_per_threadgroup.x must be at least 1");
   uint64_t threads = uint64_t(tg[0]) * tg[1] * tg[2];
-  if (threads > options_.maxThreadsPerThreadgroup)
-    return invalid("threads per threadgroup " + show(tg) + " = " + std::to_string(threads) +
-                   " is above the device's limit of " + std::to_string(options_.maxThreadsPerThreadgroup));
+  if (threads > target->device.max_threads_per_threadgroup())
+    return invalid("threads per threadgroup " + show(tg) + " = " + std::to_string(threads) + " is above " +
+                   target->device.name() + "'s limit of " +
+                   std::to_string(target->device.max_threads_per_threadgroup()));
   if (d.grid_case() == msl::v1::Dispatch::GRID_NOT_SET)
     return invalid("dispatch needs a grid: threads (dispatchThreads) or threadgroups (dispatchThreadgroups)");
   bool inThreads = d.grid_case() == msl::v1::Dispatch::kThreads;
@@ -416,10 +490,11 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r) const {
 std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRequest requestIn,
                                                               const std::string &client, Done done) {
   auto call = std::make_shared<Call>(std::move(done));
-  if (Status s = checkRequest(requestIn); !s.ok()) {
+  if (Status s = checkRequest(requestIn, call->target); !s.ok()) {
     call->answer(s);
     return call;
   }
+  const bool cuda = call->target->cuda;
   call->request = std::move(requestIn);
   call->client = client;
   call->kernel = call->request.kernel();
@@ -444,15 +519,20 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
     return call;
   }
 
-  // Compile for the CPU through the action cache.
+  // Compile for the device through the action cache: bitcode for the cpu,
+  // PTX for the GPU's SM.
   msl::v1::CompileRequest compile = request.compile();
-  compile.mutable_target()->set_arch(msl::v1::Target::X86_64);
-  compile.mutable_target()->clear_cpu();
+  const msl::v1::ArtifactKind moduleKind = cuda ? msl::v1::PTX : msl::v1::LLVM_BITCODE;
+  compile.mutable_target()->set_arch(cuda ? msl::v1::Target::NVPTX64 : msl::v1::Target::X86_64);
+  if (cuda)
+    compile.mutable_target()->set_cpu(call->target->compileSm);
+  else
+    compile.mutable_target()->clear_cpu();
   compile.clear_outputs();
-  compile.add_outputs(msl::v1::LLVM_BITCODE);
+  compile.add_outputs(moduleKind);
   compile.add_outputs(msl::v1::REFLECTION);
   std::weak_ptr<Call> weak = call;
-  auto compileCall = compiler_.compile(compile, client, [this, weak](CompileReply reply) {
+  auto compileCall = compiler_.compile(compile, client, [this, weak, moduleKind](CompileReply reply) {
     auto call = weak.lock();
     if (!call || call->answered())
       return;
@@ -476,7 +556,7 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
         }
         bytes = blob.take();
       }
-      if (a.kind() == msl::v1::LLVM_BITCODE) {
+      if (a.kind() == moduleKind) {
         module = std::move(bytes);
         moduleDigest = a.digest().hash();
       } else if (a.kind() == msl::v1::REFLECTION) {
@@ -506,6 +586,8 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
                                     const std::string &moduleDigest, const std::string &reflectionText,
                                     bool compileHit) {
   const auto &r = call->request;
+  Target &target = *call->target;
+  const std::string &deviceName = target.device.name();
   json reflection = json::parse(reflectionText, nullptr, /*allow_exceptions=*/false);
   if (reflection.is_discarded() || !reflection.contains("functions")) {
     call->answer(invalid("the kernel's reflection is not msld's reflection JSON"));
@@ -620,10 +702,12 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
       kind = "threadgroup";
     std::string digits = p.substr(colon + 1);
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) {
-      call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s argument " +
-                                                         quoteForMessage(p) + " is not supported by the cpu device yet"));
+      call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s argument " + quoteForMessage(p) +
+                                                         " is not supported by the " + deviceName + " device yet"));
       return;
     }
+    if (kind == "launch" && target.cuda)
+      continue; // the PTX entry's launch block: the CUDA device fills it in
     uint32_t index = uint32_t(std::stoul(digits));
     std::string key = kind + ":" + digits;
     const json *arg = argByBinding.count(key) ? argByBinding[key] : nullptr;
@@ -744,14 +828,15 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
       }
     } else {
       call->answer(Status(StatusCode::UNIMPLEMENTED, "kernel '" + name + "''s " + kind +
-                                                         " arguments are not supported by the cpu device yet"));
+                                                         " arguments are not supported by the " + deviceName +
+                                                         " device yet"));
       return;
     }
   }
-  if (threadgroupBytes > options_.maxThreadgroupMemoryBytes) {
+  if (threadgroupBytes > target.device.max_threadgroup_memory_bytes()) {
     call->answer(invalid("kernel '" + name + "' needs " + std::to_string(threadgroupBytes) +
-                         " bytes of threadgroup memory; the device has " +
-                         std::to_string(options_.maxThreadgroupMemoryBytes)));
+                         " bytes of threadgroup memory; " + deviceName + " has " +
+                         std::to_string(target.device.max_threadgroup_memory_bytes())));
     return;
   }
   for (uint32_t i = 0; i < returned.size(); ++i)
@@ -770,6 +855,13 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     if (inThreads)
       work.add_grid_threads(grid[c]);
   }
+  if (target.cuda) {
+    // A cubin linked earlier from this PTX for this GPU and driver skips the JIT.
+    CubinKey key = target.cubinKeyBase;
+    key.ptxDigest = moduleDigest.empty() ? cache::Digest::of(module).hash : moduleDigest;
+    job->cubinKey = cubinCacheKey(key);
+    work.set_cubin(findCubin(store_, job->cubinKey));
+  }
   work.set_module(std::move(module));
   work.set_module_digest(moduleDigest);
   work.set_symbol(job->symbol);
@@ -781,7 +873,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
 
   if (call->answered())
     return; // cancelled meanwhile
-  uint64_t held = bytesIn + work.module().size();
+  uint64_t held = bytesIn + work.module().size() + work.cubin().size();
   if (bytesInFlight_.fetch_add(held) + held > options_.maxBytesInFlight) {
     bytesInFlight_ -= held;
     call->answer(Status(StatusCode::RESOURCE_EXHAUSTED,
@@ -791,7 +883,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   }
   job->counter = &bytesInFlight_;
   job->bytes = held;
-  switch (queue_.push(call->client, job)) {
+  switch (target.queue.push(call->client, job)) {
   case FairQueue<Job>::Push::Ok:
     return;
   case FairQueue<Job>::Push::Full:
@@ -813,14 +905,20 @@ void ExecuteService::cancel(const std::shared_ptr<Call> &call) {
   call->answer(Status(StatusCode::CANCELLED, "the client cancelled the execution or its deadline passed"));
 }
 
-void ExecuteService::dispatch() {
-  while (std::shared_ptr<Job> job = queue_.pop()) {
+void ExecuteService::dispatch(Target &target) {
+  while (std::shared_ptr<Job> job = target.queue.pop()) {
     auto &call = *job->call;
     if (call.answered())
       continue; // cancelled while it waited
     msl::internal::ExecWorkerResponse result;
-    WorkerPool::Outcome outcome = cpuWorkers_->run(job->work, result, &call.cancel, job->timeout);
-    const std::string what = "kernel '" + call.kernel + "' on cpu";
+    WorkerPool::Outcome outcome = target.workers->run(job->work, result, &call.cancel, job->timeout);
+    const std::string what = "kernel '" + call.kernel + "' on " + target.device.name();
+    if (outcome.kind == WorkerPool::Outcome::Kind::Ok && target.cuda) {
+      metrics_.observeCudaModuleLoad(int(result.module_source()), double(result.module_load_ns()) * 1e-9);
+      // The worker linked the PTX: keep the cubin for the next run.
+      if (!result.cubin().empty() && !keepCubin(store_, job->cubinKey, result.cubin()))
+        std::cerr << "msld: could not keep the cubin of " << what << "\n";
+    }
     Status status;
     switch (outcome.kind) {
     case WorkerPool::Outcome::Kind::Ok:
@@ -863,12 +961,12 @@ void ExecuteService::dispatch() {
                                                   std::to_string(job->returned.size()) + " and " +
                                                   std::to_string(job->returnedTextures.size()));
       } else {
-        response.set_device("cpu");
+        response.set_device(target.device.name());
         response.set_symbol(job->symbol);
         response.set_compile_cache_hit(job->compileHit);
         for (int64_t ns : result.dispatch_time_ns()) {
           response.add_dispatch_time_ns(ns);
-          metrics_.kernelTimeCpu.Observe(double(ns) * 1e-9);
+          metrics_.observeKernelTime(target.device.name(), double(ns) * 1e-9);
         }
         // Inline while small and the response has room; else by digest.
         size_t budget = options_.inlineResponseBytes;

@@ -11,6 +11,8 @@
 #pragma once
 
 #include "CompileService.h"
+#include "CubinCache.h"
+#include "CudaDevices.h"
 #include "FairQueue.h"
 #include "Metrics.h"
 #include "WorkerPool.h"
@@ -67,9 +69,10 @@ public:
   using Done = std::function<void(grpc::Status, msl::v1::ExecuteResponse)>;
   class Call;
 
-  /// `cpuWorkers` null: no CPU device (ListDevices is empty, Execute fails).
+  /// `cpuWorkers` null: no CPU device; `cuda` null or without GPUs: no CUDA
+  /// device (an Execute naming one is FAILED_PRECONDITION, saying why).
   ExecuteService(cache::ContentStore &store, CompileService &compiler, WorkerPool *cpuWorkers,
-                 ServiceMetrics &metrics, ExecuteServiceOptions options = {});
+                 ServiceMetrics &metrics, ExecuteServiceOptions options = {}, CudaDevices *cuda = nullptr);
   ~ExecuteService();
 
   grpc::Status listDevices(const msl::v1::ListDevicesRequest &request, msl::v1::ListDevicesResponse &response);
@@ -80,22 +83,25 @@ public:
 
 private:
   struct Job;
-  grpc::Status checkRequest(const msl::v1::ExecuteRequest &request) const;
+  struct Target;
+  grpc::Status checkRequest(const msl::v1::ExecuteRequest &request, Target *&target) const;
+  grpc::Status findTarget(const std::string &device, Target *&target) const;
   /// Reflection + module in hand: check the bindings and build the job.
   void prepare(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
                const std::string &reflection, bool compileHit);
   void prepareChecked(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
                       const std::string &reflection, bool compileHit);
-  void dispatch();
+  void dispatch(Target &target);
   msl::v1::Device cpuDevice() const;
 
   cache::ContentStore &store_;
   CompileService &compiler_;
-  WorkerPool *cpuWorkers_;
   ServiceMetrics &metrics_;
   ExecuteServiceOptions options_;
-  FairQueue<Job> queue_;
-  std::vector<std::thread> dispatchers_;
+  CudaDevices *cuda_;
+  /// Each device with its own queue and dispatchers, so a busy device never
+  /// delays another's executions.
+  std::vector<std::unique_ptr<Target>> targets_;
   std::atomic<uint64_t> bytesInFlight_{0};
   std::mutex mu_;
   bool stopped_ = false;

@@ -33,6 +33,11 @@ prometheus::Gauge &gauge(prometheus::Registry &r, const char *name, const char *
   return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
 }
 
+const prometheus::Histogram::BucketBoundaries &kernelBuckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets = {1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 60};
+  return buckets;
+}
+
 const prometheus::Histogram::BucketBoundaries &latencyBuckets() {
   static const prometheus::Histogram::BucketBoundaries buckets = {
       0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -73,6 +78,15 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
                                       "Execute RPCs finished, by device and status code.")),
       executeBytesFamily_(counterFamily(r, "msld_execute_bytes_total",
                                         "Buffer and texture bytes moved to (in) and from (out) kernels.")),
+      kernelTimeFamily_(prometheus::BuildHistogram()
+                            .Name("msld_kernel_duration_seconds")
+                            .Help("Kernel time of one dispatch, by device.")
+                            .Register(r)),
+      cudaModuleLoadFamily_(prometheus::BuildHistogram()
+                                .Name("msld_cuda_module_load_seconds")
+                                .Help("Time a CUDA worker took to make a kernel's module ready, by source "
+                                      "(loaded already, cubin from msld's cache, ptx_jit).")
+                                .Register(r)),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",
@@ -101,12 +115,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       rejectedQueueFull(rejectedFamily_.Add({{"reason", "queue_full"}})),
       rejectedTooLarge(rejectedFamily_.Add({{"reason", "too_large"}})),
       rejectedInvalid(rejectedFamily_.Add({{"reason", "invalid_argument"}})),
-      kernelTimeCpu(prometheus::BuildHistogram()
-                        .Name("msld_kernel_duration_seconds")
-                        .Help("Kernel time of one dispatch, by device.")
-                        .Register(r)
-                        .Add({{"device", "cpu"}},
-                             prometheus::Histogram::BucketBoundaries{1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 60})),
+      kernelTimeCpu(kernelTimeFamily_.Add({{"device", "cpu"}}, kernelBuckets())),
       execWorkerCrashes(counter(r, "msld_exec_worker_crashes_total",
                                 "Execution workers that died mid-request (kernel faults excluded).")),
       execWorkerTimeouts(counter(r, "msld_exec_worker_timeouts_total",
@@ -139,6 +148,19 @@ void ServiceMetrics::countExecution(const std::string &device, int grpcStatusCod
     cpuExecutions_[code]->Increment();
   else
     executionsFamily_.Add({{"device", device}, {"code", kCodeNames[code]}}).Increment();
+}
+
+void ServiceMetrics::observeKernelTime(const std::string &device, double seconds) {
+  if (device == "cpu")
+    kernelTimeCpu.Observe(seconds);
+  else // Family::Add returns the existing series (under its lock)
+    kernelTimeFamily_.Add({{"device", device}}, kernelBuckets()).Observe(seconds);
+}
+
+void ServiceMetrics::observeCudaModuleLoad(int moduleSource, double seconds) {
+  static const char *kSources[] = {"unknown", "loaded", "cubin", "ptx_jit"};
+  const char *source = moduleSource >= 0 && moduleSource < 4 ? kSources[moduleSource] : "unknown";
+  cudaModuleLoadFamily_.Add({{"source", source}}, latencyBuckets()).Observe(seconds);
 }
 
 MetricsServer::MetricsServer(std::shared_ptr<MetricsRegistry> registry)

@@ -68,6 +68,8 @@ private:
   prometheus::Family<prometheus::Counter> &rejectedFamily_;
   prometheus::Family<prometheus::Counter> &executionsFamily_;
   prometheus::Family<prometheus::Counter> &executeBytesFamily_;
+  prometheus::Family<prometheus::Histogram> &kernelTimeFamily_;
+  prometheus::Family<prometheus::Histogram> &cudaModuleLoadFamily_;
 
 public:
   prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
@@ -96,6 +98,13 @@ public:
   prometheus::Counter &executeBytesOut;         // msld_execute_bytes_total{direction="out"}
   /// msld_executions_total{device,code}: one Execute finished on `device`.
   void countExecution(const std::string &device, int grpcStatusCode);
+  /// msld_kernel_duration_seconds{device}: one dispatch on `device` (one of
+  /// the devices msld has: a bounded set).
+  void observeKernelTime(const std::string &device, double seconds);
+  /// msld_cuda_module_load_seconds{source}: how a CUDA worker made a kernel's
+  /// module ready (msl.internal.ModuleSource: "loaded" already, "cubin"
+  /// from msld's cubin cache, "ptx_jit" linked from the PTX).
+  void observeCudaModuleLoad(int moduleSource, double seconds);
 
   /// The RPC names whose msld_requests_total series exist from start-up
   /// (add a new RPC here to keep its counting lock-free).

@@ -60,6 +60,10 @@ int main(int argc, char **argv) {
   app.add_option("--exec-memory-mb", execMemoryMb, "memory an execution worker may write; 0: no limit")
       ->capture_default_str();
   app.add_option("--exec-worker-path", exec.workerPath, "msld-exec-worker binary (default: beside msld)");
+  std::string cuda = "auto";
+  app.add_option("--cuda", cuda, "CUDA devices: auto (every GPU msld-cuda-worker finds) or off")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "off"}));
+  app.add_option("--cuda-worker-path", options.cuda.workerPath, "msld-cuda-worker binary (default: beside msld)");
   app.add_option("--exec-timeout-ms", options.execute.defaultTimeoutMs,
                  "time limit of an Execute that gives none")
       ->capture_default_str()->check(CLI::Range(1u, 300000u));
@@ -78,6 +82,8 @@ int main(int argc, char **argv) {
   options.drainTimeout = std::chrono::seconds(drainS);
   options.grpcMemoryBytes = grpcMemoryMb << 20;
   exec.memoryLimitBytes = execMemoryMb << 20;
+  options.cudaEnabled = cuda == "auto";
+  options.cuda.workers.startTimeout = std::max(options.cuda.workers.startTimeout, workers.startTimeout);
   options.execute.maxBytesInFlight = execBytesMb << 20;
 
   // Signals are taken by sigwait below, never delivered to worker threads.

@@ -12,6 +12,7 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 #include <unistd.h>
 
@@ -331,6 +332,16 @@ WorkerPoolOptions defaultExecWorkers() {
   return o;
 }
 
+CudaDevicesOptions defaultCudaDevices() {
+  CudaDevicesOptions o;
+  o.workers.timeout = std::chrono::milliseconds(300000); // each request passes its own, at most this
+  o.workers.memoryLimitBytes = 0; // the driver maps far more than it writes; msld bounds the buffers
+  o.workers.limitAddressSpace = false;
+  o.workers.maxResponseBytes = 512u << 20;
+  o.workers.startTimeout = std::chrono::milliseconds(60000); // a context takes a moment
+  return o;
+}
+
 struct Server::Impl {
   ServerOptions options;
   std::shared_ptr<MetricsRegistry> registry = std::make_shared<MetricsRegistry>();
@@ -341,6 +352,7 @@ struct Server::Impl {
   std::unique_ptr<CompilerGrpc> compilerService;
   std::unique_ptr<CasGrpc> casService;
   std::unique_ptr<WorkerPool> execWorkers;
+  std::unique_ptr<CudaDevices> cudaDevices;
   std::unique_ptr<ExecuteService> executeLogic;
   std::unique_ptr<ExecutorGrpc> executorService;
   std::unique_ptr<grpc::Server> grpcServer;
@@ -389,8 +401,23 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
     if (!impl->execWorkers)
       return nullptr;
   }
+  {
+    CudaDevicesOptions cudaOptions = options.cuda;
+    if (!options.cudaEnabled)
+      cudaOptions.workerPath.clear();
+    else if (cudaOptions.workerPath.empty())
+      cudaOptions.workerPath = defaultWorkerPath("msld-cuda-worker");
+    cudaOptions.workers.onIdentityMismatch = [metrics] { metrics->workerIdentityMismatches.Increment(); };
+    auto log = [](const std::string &line) { std::cerr << line << std::flush; };
+    impl->cudaDevices = CudaDevices::start(cudaOptions, log);
+    for (auto &gpu : impl->cudaDevices->gpus())
+      std::cerr << "msld: " << gpu.device.name() << ": " << gpu.device.description() << ", driver "
+                << gpu.device.driver_version() << "\n";
+    if (impl->cudaDevices->gpus().empty())
+      std::cerr << "msld: no CUDA device: " << impl->cudaDevices->unavailable() << "\n";
+  }
   impl->executeLogic = std::make_unique<ExecuteService>(*impl->store, *impl->logic, impl->execWorkers.get(),
-                                                        impl->metrics, options.execute);
+                                                        impl->metrics, options.execute, impl->cudaDevices.get());
   impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics);
 
@@ -448,6 +475,8 @@ void Server::shutdown() {
   impl_->logic->shutdown();
   if (impl_->execWorkers)
     impl_->execWorkers->shutdown();
+  if (impl_->cudaDevices)
+    impl_->cudaDevices->shutdown();
   impl_->workers->shutdown();
   if (impl_->metricsServer)
     impl_->metricsServer->stop();

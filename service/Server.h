@@ -17,8 +17,10 @@
 
 namespace msl::service {
 
-/// The execution workers' defaults (see ServerOptions::execWorkers).
+/// The execution workers' defaults (see ServerOptions::execWorkers), and
+/// the CUDA workers' (ServerOptions::cuda).
 WorkerPoolOptions defaultExecWorkers();
+CudaDevicesOptions defaultCudaDevices();
 
 struct ServerOptions {
   /// gRPC address. Port 0 picks a free port (see Server::grpcPort).
@@ -36,6 +38,11 @@ struct ServerOptions {
   /// runs none (no device). Defaults: 1 worker (it uses every core), 8 GiB
   /// of written memory (RLIMIT_DATA: guard regions reserve address space).
   WorkerPoolOptions execWorkers = defaultExecWorkers();
+  /// The CUDA devices: one msld-cuda-worker per GPU the probe finds
+  /// (workerPath empty means next to this executable). `cudaEnabled` false
+  /// runs none.
+  bool cudaEnabled = true;
+  CudaDevicesOptions cuda = defaultCudaDevices();
   ExecuteServiceOptions execute;
   /// How long SIGTERM waits for in-flight requests before cancelling them.
   std::chrono::seconds drainTimeout{30};

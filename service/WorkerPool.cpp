@@ -227,6 +227,11 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     return false;
   }
   const char *path = options_.workerPath.c_str();
+  // argv is built before the fork: the child may only exec.
+  std::vector<char *> argv{const_cast<char *>(path)};
+  for (const std::string &a : options_.workerArgs)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
   rlimit memory{options_.memoryLimitBytes, options_.memoryLimitBytes};
   const int memoryResource = options_.limitAddressSpace ? RLIMIT_AS : RLIMIT_DATA;
   pid_t parent = ::getpid();
@@ -243,7 +248,7 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
       ::_exit(126);
     if (memory.rlim_cur)
       ::setrlimit(memoryResource, &memory);
-    ::execl(path, path, static_cast<char *>(nullptr));
+    ::execv(path, argv.data());
     ::_exit(127);
   }
   ::close(in[0]);

@@ -29,8 +29,10 @@
 namespace msl::service {
 
 struct WorkerPoolOptions {
-  /// The msld-compile-worker binary.
+  /// The msld-compile-worker binary, and the arguments it is started with
+  /// (msld-cuda-worker: "--device", "N").
   std::string workerPath;
+  std::vector<std::string> workerArgs;
   /// Number of worker processes (concurrent compiles). Default 2.
   int workers = 2;
   /// Wall-clock limit of one compile; the worker is killed past it. 60 s.

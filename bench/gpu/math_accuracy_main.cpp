@@ -159,8 +159,12 @@ int main(int argc, char **argv) {
     double worst[2] = {0, 0};
     float worstX[2] = {0, 0};
     for (int variant = 0; variant < 2; ++variant) {
-      void *params[] = {&dx, &dy, &dout, &dfn, &dn};
-      check(cuLaunchKernel(kernels[variant], (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params,
+      // The entry's launch block (compiler/EntryPoints.h): origin 0, 256
+      // threads per threadgroup, the grid in threads and in threadgroups.
+      const uint32_t groups = (n + 255) / 256;
+      uint32_t launch[12] = {0, 0, 0, 256, 1, 1, groups * 256, 1, 1, groups, 1, 1};
+      void *params[] = {&dx, &dy, &dout, &dfn, &dn, launch};
+      check(cuLaunchKernel(kernels[variant], groups, 1, 1, 256, 1, 1, 0, nullptr, params,
                            nullptr),
             "launch");
       check(cuCtxSynchronize(), "sync");

@@ -396,6 +396,20 @@ TEST(ExamplesTest, CompileForNvptxWithOneEntryPerKernel) {
   }
 }
 
+// The PTX entry ends with the 48-byte launch block (compiler/EntryPoints.h),
+// which the reflection lists last as "launch:48".
+TEST(ExamplesTest, NvptxEntryTakesTheLaunchBlockLast) {
+  CompileResult r = compileExample("examples/saxpy.metal", Arch::NVPTX64);
+  ASSERT_TRUE(r.success) << dump(r);
+  const std::string &ptx = r.artifacts[OutputKind::PTX];
+  EXPECT_NE(ptx.find(".param .align 4 .b8 saxpy_param_4[48]\n)"), std::string::npos) << ptx;
+  json refl = json::parse(r.artifacts[OutputKind::Reflection]);
+  EXPECT_EQ(refl["functions"][0]["entry"]["params"].back(), "launch:48");
+  // thread_position_in_grid = (ctaid + origin) * dispatch size + tid.
+  EXPECT_NE(ptx.find("[saxpy_param_4]"), std::string::npos) << "the origin is read";
+  EXPECT_NE(ptx.find("[saxpy_param_4+12]"), std::string::npos) << "the dispatch size is read";
+}
+
 TEST(ExamplesTest, NvptxCpuSelectsTarget) {
   CompileJob job;
   job.mainSource = readSourceFile("examples/saxpy.metal");

@@ -39,6 +39,8 @@ bool Daemon::start() {
   if (std::find(extraArgs_.begin(), extraArgs_.end(), "--compile-workers") == extraArgs_.end())
     args.insert(args.end(), {"--compile-workers", "2"});
   args.insert(args.end(), extraArgs_.begin(), extraArgs_.end());
+  for (const std::string &a : extraDaemonArgs())
+    args.push_back(a);
   pid_ = ::fork();
   if (pid_ == 0) {
     std::vector<char *> argv;
@@ -150,9 +152,23 @@ Daemon &DaemonTest::startDaemon(std::vector<std::string> extraArgs) {
   return *daemon_;
 }
 
+std::string sourceDir() {
+  const char *dir = std::getenv("MSLD_TEST_SOURCE_DIR");
+  return dir && *dir ? dir : MSLD_SOURCE_DIR;
+}
+
 std::string readSourceFile(const std::string &relativePath) {
-  std::ifstream in(std::string(MSLD_SOURCE_DIR) + "/" + relativePath, std::ios::binary);
+  std::ifstream in(sourceDir() + "/" + relativePath, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::vector<std::string> extraDaemonArgs() {
+  std::vector<std::string> out;
+  const char *text = std::getenv("MSLD_TEST_DAEMON_ARGS");
+  std::istringstream words(text ? text : "");
+  for (std::string w; words >> w;)
+    out.push_back(w);
+  return out;
 }
 
 std::string binDir() {

@@ -78,8 +78,16 @@ protected:
 /// the tests against other binaries, e.g. an older build), else build/bin.
 std::string binDir();
 
+/// The source tree: $MSLD_TEST_SOURCE_DIR if set (a copy on another
+/// machine), else the one the tests were built from.
+std::string sourceDir();
+
 /// Reads a file of the source tree (examples/...).
 std::string readSourceFile(const std::string &relativePath);
+
+/// Extra msld flags every test daemon gets: $MSLD_TEST_DAEMON_ARGS, split at
+/// spaces (e.g. "--exec-workers 0" where msld-exec-worker is not carried).
+std::vector<std::string> extraDaemonArgs();
 
 /// A Compile request for an inline source.
 msl::v1::CompileRequest compileRequest(const std::string &source,

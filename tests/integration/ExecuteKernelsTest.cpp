@@ -1,10 +1,12 @@
 // Kernels with known answers through the real msld's Execute RPC: each
-// kernel is written here, run on the cpu device, and checked against a
-// reference computed here in C++ from random inputs with fixed seeds. The
+// kernel is written here, run on the device of $MSLD_TEST_DEVICE (the cpu
+// when unset; cuda:0 on a GPU machine, DeviceRunner.h), and checked against
+// a reference computed here in C++ from random inputs with fixed seeds. The
 // comparison is exact where the kernel is deterministic and every value is
 // exactly representable (small integers, multiples of powers of two); the
 // one tolerance (the random-float matrix multiply) is documented there.
 #include "DaemonFixture.h"
+#include "DeviceRunner.h"
 #include "msl/client/Client.h"
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <set>
 
 namespace msl::test {
 namespace {
@@ -377,15 +380,20 @@ class ExecuteKernelsTest : public DaemonTest {
 protected:
   void SetUp() override {
     DaemonTest::SetUp();
-    REQUIRE_EXEC_WORKER();
+    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
+      REQUIRE_EXEC_WORKER();
     client_ = std::make_unique<msl::client::Client>(startDaemon().address());
+    runner_ = std::make_unique<DeviceRunner>(*client_);
+    if (!runner_->skipReason().empty())
+      GTEST_SKIP() << runner_->skipReason();
   }
 
-  /// Execute; a failure naming the status if it is not OK.
+  /// Execute on the test device; a failure naming the status if it is not OK.
   ::testing::AssertionResult run(const Kernel &k, ExecuteResponse &response) {
-    auto r = client_->execute(k.req);
+    auto r = runner_->execute(k.req);
     if (!r.ok())
-      return ::testing::AssertionFailure() << k.req.kernel() << ": " << msl::client::describeStatus(r.status());
+      return ::testing::AssertionFailure() << k.req.kernel() << " on " << runner_->device() << ": "
+                                           << msl::client::describeStatus(r.status());
     response = std::move(r).value();
     return ::testing::AssertionSuccess();
   }
@@ -432,6 +440,7 @@ protected:
   }
 
   std::unique_ptr<msl::client::Client> client_;
+  std::unique_ptr<DeviceRunner> runner_;
 };
 
 TEST_F(ExecuteKernelsTest, TiledMatmulWithThreadgroupTiles) {
@@ -895,6 +904,9 @@ TEST_F(ExecuteKernelsTest, EverySimdGroupFunctionAtWidth32WithDivergentLanes) {
   for (uint32_t divergent : {0u, 1u}) {
     SCOPED_TRACE(divergent ? "a random half of the lanes active" : "all lanes active");
     Kernel k(kSimdAll, "simd_all_functions", {"-std=macos-metal2.4"});
+    // 40 SIMD-group functions are 47 cuts: the JIT of this work-group
+    // function takes seconds on a loaded machine, past the default limit.
+    k.req.set_timeout_ms(120000);
     k.bindNew(0, vin);
     k.bindNew(1, win);
     uint32_t out = k.bindNew(2, std::vector<uint32_t>(n * kSimdColumns, 0xdeadbeef));
@@ -906,6 +918,7 @@ TEST_F(ExecuteKernelsTest, EverySimdGroupFunctionAtWidth32WithDivergentLanes) {
     auto got = result<uint32_t>(r, out);
     ASSERT_EQ(got.size(), n * kSimdColumns);
     size_t checked = 0, undefined = 0;
+    std::set<uint32_t> wrongColumns;
     for (uint32_t by = 0; by < gy; by += ty)
       for (uint32_t bx = 0; bx < gx; bx += tx) {
         const uint32_t w = std::min(tx, gx - bx), h = std::min(ty, gy - by), size = w * h;
@@ -935,15 +948,20 @@ TEST_F(ExecuteKernelsTest, EverySimdGroupFunctionAtWidth32WithDivergentLanes) {
                 continue;
               }
               ++checked;
-              ASSERT_EQ(row[c], *want) << "column " << c << ", thread " << at[l] << " (lane " << l
-                                       << " of SIMD-group " << sg << " of threadgroup " << bx / tx << ","
-                                       << by / ty << ")";
+              if (row[c] == *want)
+                continue;
+              // Every wrong column is named (a device may get a few functions wrong).
+              if (wrongColumns.insert(c).second)
+                ADD_FAILURE() << "column " << c << ", thread " << at[l] << " (lane " << l << " of SIMD-group "
+                              << sg << " of " << size << " lanes' threadgroup " << bx / tx << "," << by / ty
+                              << "): got " << row[c] << ", want " << *want;
             }
           }
         }
       }
     // (Undefined: shuffles from lanes that are inactive or past a partial group.)
     EXPECT_GT(checked, 4 * undefined);
+    EXPECT_TRUE(wrongColumns.empty()) << wrongColumns.size() << " of " << kSimdColumns << " columns are wrong";
   }
 }
 

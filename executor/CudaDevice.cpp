@@ -1,0 +1,475 @@
+#include "CudaDevice.h"
+
+#include "CudaDriver.h"
+#include "WorkerProtocol.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <list>
+#include <map>
+
+namespace msl::executor {
+namespace {
+
+using namespace cuda;
+using msl::internal::ExecSlot;
+using msl::internal::ExecWorkerRequest;
+using msl::internal::ExecWorkerResponse;
+using Clock = std::chrono::steady_clock;
+
+// Shared memory every block may use without opting in.
+constexpr uint32_t kDefaultSharedBytes = 48u << 10;
+// The PTX entry's launch block (compiler/EntryPoints.h).
+constexpr unsigned kLaunchWords = 12;
+// What a JIT log keeps for an error message.
+constexpr size_t kJitLogBytes = 8192;
+
+struct Limits {
+  int maxThreadsPerBlock = 0, warpSize = 32, smCount = 0, major = 0, minor = 0;
+  int maxBlock[3] = {}, maxGrid[3] = {};
+  int sharedPerBlock = 0, sharedOptin = 0;
+  size_t memory = 0;
+  std::string name;
+};
+
+bool readLimits(const Driver &d, CUdevice dev, Limits &l, std::string &why) {
+  char name[256] = {};
+  auto attr = [&](int a, int &out) { return d.cuDeviceGetAttribute(&out, a, dev) == CUDA_SUCCESS; };
+  bool ok = d.cuDeviceGetName(name, sizeof name - 1, dev) == CUDA_SUCCESS &&
+            d.cuDeviceTotalMem(&l.memory, dev) == CUDA_SUCCESS && attr(kMaxThreadsPerBlock, l.maxThreadsPerBlock) &&
+            attr(kWarpSize, l.warpSize) && attr(kMultiprocessorCount, l.smCount) &&
+            attr(kComputeCapabilityMajor, l.major) && attr(kComputeCapabilityMinor, l.minor) &&
+            attr(kMaxBlockDimX, l.maxBlock[0]) && attr(kMaxBlockDimY, l.maxBlock[1]) &&
+            attr(kMaxBlockDimZ, l.maxBlock[2]) && attr(kMaxGridDimX, l.maxGrid[0]) &&
+            attr(kMaxGridDimY, l.maxGrid[1]) && attr(kMaxGridDimZ, l.maxGrid[2]) &&
+            attr(kMaxSharedMemoryPerBlock, l.sharedPerBlock) && attr(kMaxSharedMemoryPerBlockOptin, l.sharedOptin);
+  if (!ok) {
+    why = "cannot read the GPU's properties";
+    return false;
+  }
+  l.name = name;
+  return true;
+}
+
+std::string smOf(const Limits &l) { return "sm_" + std::to_string(l.major) + std::to_string(l.minor); }
+
+std::string driverVersionOf(const Driver &d) {
+  std::string cuda = std::to_string(d.cudaVersion / 1000) + "." + std::to_string(d.cudaVersion % 1000 / 10);
+  return (d.build.empty() ? std::string("unknown build") : d.build) + " (CUDA " + cuda + ")";
+}
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+[[noreturn]] void exitOnFault(const std::string &what) {
+  std::string line = "msld-cuda-worker: " + what + "\n";
+  ssize_t ignored = ::write(2, line.data(), line.size());
+  (void)ignored;
+  ::_exit(msl::service::kWorkerKernelFaultExitCode);
+}
+
+} // namespace
+
+msl::internal::CudaProbeResponse probeCudaDevices() {
+  msl::internal::CudaProbeResponse out;
+  std::string why;
+  const Driver *d = load(why);
+  if (!d) {
+    out.set_unavailable(why);
+    return out;
+  }
+  out.set_driver_build(d->build);
+  out.set_cuda_version(d->cudaVersion);
+  int count = 0;
+  if (CUresult r = d->cuDeviceGetCount(&count); r != CUDA_SUCCESS || count <= 0) {
+    out.set_unavailable(r == CUDA_SUCCESS ? "no CUDA device: the driver sees no GPU"
+                                          : "cuDeviceGetCount failed: " + d->describe(r));
+    return out;
+  }
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev;
+    Limits l;
+    if (d->cuDeviceGet(&dev, i) != CUDA_SUCCESS || !readLimits(*d, dev, l, why))
+      continue;
+    auto *device = out.add_devices();
+    device->set_name("cuda:" + std::to_string(i));
+    device->set_kind(msl::v1::Device::CUDA);
+    device->set_description(l.name + " (" + smOf(l) + ", " + std::to_string(l.smCount) + " SMs, " +
+                            std::to_string(l.memory >> 20) + " MiB)");
+    device->set_architecture(smOf(l));
+    device->set_compute_units(uint32_t(l.smCount));
+    device->set_memory_bytes(l.memory);
+    device->set_max_threads_per_threadgroup(uint32_t(l.maxThreadsPerBlock));
+    device->set_max_threadgroup_memory_bytes(uint64_t(l.sharedOptin));
+    device->set_shared_memory_per_block_bytes(uint64_t(l.sharedPerBlock));
+    device->set_simd_width(uint32_t(l.warpSize));
+    device->set_max_buffer_bytes(l.memory);
+    device->set_driver_version(driverVersionOf(*d));
+  }
+  if (out.devices_size() == 0)
+    out.set_unavailable("no CUDA device could be queried");
+  return out;
+}
+
+std::vector<CudaLaunch> planCudaLaunches(const uint32_t threadgroups[3], const uint32_t tpg[3],
+                                         const uint32_t *gridThreads) {
+  if (!gridThreads)
+    return {CudaLaunch{{0, 0, 0}, {threadgroups[0], threadgroups[1], threadgroups[2]}, {tpg[0], tpg[1], tpg[2]}}};
+  // Per dimension: (origin, count, block) of the whole threadgroups and of
+  // the partial one.
+  struct Part {
+    uint32_t origin, count, block;
+  };
+  std::vector<Part> parts[3];
+  for (int c = 0; c < 3; ++c) {
+    uint32_t whole = gridThreads[c] / tpg[c], rest = gridThreads[c] % tpg[c];
+    if (whole)
+      parts[c].push_back({0, whole, tpg[c]});
+    if (rest)
+      parts[c].push_back({whole, 1, rest});
+  }
+  std::vector<CudaLaunch> out;
+  for (const Part &z : parts[2])
+    for (const Part &y : parts[1])
+      for (const Part &x : parts[0])
+        out.push_back({{x.origin, y.origin, z.origin}, {x.count, y.count, z.count}, {x.block, y.block, z.block}});
+  return out;
+}
+
+struct CudaDevice::Impl {
+  const Driver *d = nullptr;
+  CudaDeviceOptions options;
+  int ordinal = 0;
+  std::string name, identity;
+  Limits limits;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+
+  struct Module {
+    std::string digest;
+    CUmodule module = nullptr;
+    std::map<std::string, CUfunction> functions;
+    std::map<CUfunction, int> dynamicSharedSet; // the opt-in already made
+  };
+  std::list<Module> modules; // most recently used first
+
+  [[noreturn]] void fault(const std::string &symbol, CUresult r) {
+    options.onFault("kernel " + symbol + " faulted: " + d->describe(r));
+    std::abort(); // onFault must not return
+  }
+
+  /// The module of `req`, loaded (from the cache, the cubin or the PTX); null
+  /// with `error` set.
+  Module *moduleFor(const ExecWorkerRequest &req, ExecWorkerResponse &resp, std::string &error);
+  bool link(const std::string &ptx, std::string &cubin, std::string &error);
+};
+
+CudaDevice::CudaDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CudaDevice::~CudaDevice() {
+  // The context is the process's primary one and ends with it; modules and
+  // memory go with it.
+}
+
+const std::string &CudaDevice::identity() const { return impl_->identity; }
+const std::string &CudaDevice::name() const { return impl_->name; }
+
+std::unique_ptr<CudaDevice> CudaDevice::open(int ordinal, std::string &why, CudaDeviceOptions options) {
+  const Driver *d = load(why);
+  if (!d)
+    return nullptr;
+  auto impl = std::make_unique<Impl>();
+  impl->d = d;
+  impl->options = std::move(options);
+  if (!impl->options.onFault)
+    impl->options.onFault = exitOnFault;
+  impl->ordinal = ordinal;
+  impl->name = "cuda:" + std::to_string(ordinal);
+  int count = 0;
+  d->cuDeviceGetCount(&count);
+  CUdevice dev;
+  if (ordinal < 0 || ordinal >= count || d->cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) {
+    why = "no CUDA device " + impl->name + ": the driver shows " + std::to_string(count);
+    return nullptr;
+  }
+  if (!readLimits(*d, dev, impl->limits, why))
+    return nullptr;
+  if (CUresult r = d->cuDevicePrimaryCtxRetain(&impl->context, dev); r != CUDA_SUCCESS) {
+    why = "cannot create a context on " + impl->name + ": " + d->describe(r);
+    return nullptr;
+  }
+  if (CUresult r = d->cuCtxSetCurrent(impl->context); r != CUDA_SUCCESS) {
+    why = "cannot use the context of " + impl->name + ": " + d->describe(r);
+    return nullptr;
+  }
+  // Non-blocking: no implicit synchronization with the legacy stream.
+  if (CUresult r = d->cuStreamCreate(&impl->stream, 1); r != CUDA_SUCCESS) {
+    why = "cannot create a stream on " + impl->name + ": " + d->describe(r);
+    return nullptr;
+  }
+  impl->identity = impl->name + " " + impl->limits.name + " " + smOf(impl->limits) + " driver/" + driverVersionOf(*d);
+  return std::unique_ptr<CudaDevice>(new CudaDevice(std::move(impl)));
+}
+
+bool CudaDevice::Impl::link(const std::string &ptx, std::string &cubin, std::string &error) {
+  std::string errorLog(kJitLogBytes, '\0');
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes, kJitOptimizationLevel};
+  void *values[] = {errorLog.data(), reinterpret_cast<void *>(uintptr_t(errorLog.size() - 1)),
+                    reinterpret_cast<void *>(uintptr_t(4))}; // kCudaJitOptions
+  CUlinkState state = nullptr;
+  if (CUresult r = d->cuLinkCreate(3, options, values, &state); r != CUDA_SUCCESS) {
+    error = "cuLinkCreate failed: " + d->describe(r);
+    return false;
+  }
+  std::string text = ptx; // the JIT wants it NUL-terminated
+  text.push_back('\0');
+  CUresult r = d->cuLinkAddData(state, kJitInputPtx, text.data(), text.size(), "kernel.ptx", 0, nullptr, nullptr);
+  void *image = nullptr;
+  size_t size = 0;
+  if (r == CUDA_SUCCESS)
+    r = d->cuLinkComplete(state, &image, &size);
+  if (r == CUDA_SUCCESS)
+    cubin.assign(static_cast<const char *>(image), size); // owned by the link state
+  d->cuLinkDestroy(state);
+  if (r != CUDA_SUCCESS) {
+    errorLog.resize(std::strlen(errorLog.c_str()));
+    error = "the driver cannot link the kernel's PTX: " + d->describe(r) + (errorLog.empty() ? "" : ": " + errorLog);
+    return false;
+  }
+  return true;
+}
+
+CudaDevice::Impl::Module *CudaDevice::Impl::moduleFor(const ExecWorkerRequest &req, ExecWorkerResponse &resp,
+                                                      std::string &error) {
+  const std::string &digest = req.module_digest();
+  for (auto it = modules.begin(); it != modules.end(); ++it)
+    if (!digest.empty() && it->digest == digest) {
+      modules.splice(modules.begin(), modules, it);
+      resp.set_module_source(msl::internal::MODULE_LOADED_ALREADY);
+      return &modules.front();
+    }
+  auto start = Clock::now();
+  CUmodule module = nullptr;
+  if (!req.cubin().empty() && d->cuModuleLoadData(&module, req.cubin().data()) == CUDA_SUCCESS) {
+    resp.set_module_source(msl::internal::MODULE_FROM_CUBIN);
+  } else {
+    module = nullptr; // a cubin the driver refuses (another build): link the PTX
+    std::string cubin;
+    if (req.module().empty()) {
+      error = "the request has no PTX";
+      return nullptr;
+    }
+    if (!link(req.module(), cubin, error))
+      return nullptr;
+    if (CUresult r = d->cuModuleLoadData(&module, cubin.data()); r != CUDA_SUCCESS) {
+      error = "the driver cannot load the linked kernel: " + d->describe(r);
+      return nullptr;
+    }
+    resp.set_module_source(msl::internal::MODULE_LINKED_FROM_PTX);
+    resp.set_cubin(std::move(cubin));
+  }
+  resp.set_module_load_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  while (modules.size() >= std::max(1u, options.moduleCacheEntries)) {
+    d->cuModuleUnload(modules.back().module);
+    modules.pop_back();
+  }
+  modules.push_front(Module{digest, module, {}, {}});
+  return &modules.front();
+}
+
+namespace {
+
+// Device memory of one request, freed when it ends.
+struct Allocations {
+  const Driver *d;
+  std::vector<CUdeviceptr> pointers;
+  ~Allocations() {
+    for (CUdeviceptr p : pointers)
+      if (p)
+        d->cuMemFree(p);
+  }
+};
+
+struct Events {
+  const Driver *d;
+  std::vector<CUevent> events;
+  ~Events() {
+    for (CUevent e : events)
+      d->cuEventDestroy(e);
+  }
+};
+
+} // namespace
+
+ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req) {
+  Impl &s = *impl_;
+  const Driver &d = *s.d;
+  ExecWorkerResponse resp;
+  auto fail = [&](std::string message) {
+    ExecWorkerResponse r;
+    r.set_error(std::move(message));
+    return r;
+  };
+  if (req.threadgroups_size() != 3 || req.threads_per_threadgroup_size() != 3 ||
+      (req.grid_threads_size() != 0 && req.grid_threads_size() != 3))
+    return fail("the dispatch needs 3 threadgroup counts and sizes");
+  uint32_t groups[3], tpg[3], grid[3];
+  for (int c = 0; c < 3; ++c) {
+    groups[c] = req.threadgroups(c);
+    tpg[c] = req.threads_per_threadgroup(c);
+    grid[c] = req.grid_threads_size() ? req.grid_threads(c) : groups[c] * tpg[c];
+    if (groups[c] == 0 || tpg[c] == 0)
+      return fail("the dispatch has an empty dimension");
+    if (tpg[c] > uint32_t(s.limits.maxBlock[c]))
+      return fail("threads per threadgroup in " + std::string(1, char('x' + c)) + " are " + std::to_string(tpg[c]) +
+                  "; " + s.limits.name + " takes at most " + std::to_string(s.limits.maxBlock[c]));
+    if (groups[c] > uint32_t(s.limits.maxGrid[c]))
+      return fail("threadgroups per grid in " + std::string(1, char('x' + c)) + " are " + std::to_string(groups[c]) +
+                  "; " + s.limits.name + " takes at most " + std::to_string(s.limits.maxGrid[c]));
+  }
+  const uint64_t threads = uint64_t(tpg[0]) * tpg[1] * tpg[2];
+
+  std::string error;
+  Impl::Module *module = s.moduleFor(req, resp, error);
+  if (!module)
+    return fail(error);
+  CUfunction function = nullptr;
+  if (auto it = module->functions.find(req.symbol()); it != module->functions.end()) {
+    function = it->second;
+  } else {
+    if (CUresult r = d.cuModuleGetFunction(&function, module->module, req.symbol().c_str()); r != CUDA_SUCCESS)
+      return fail("the module has no kernel '" + req.symbol() + "': " + d.describe(r));
+    module->functions[req.symbol()] = function;
+  }
+  int maxThreads = 0, staticShared = 0;
+  d.cuFuncGetAttribute(&maxThreads, kFuncMaxThreadsPerBlock, function);
+  d.cuFuncGetAttribute(&staticShared, kFuncSharedSizeBytes, function);
+  if (maxThreads > 0 && threads > uint64_t(maxThreads))
+    return fail("kernel '" + req.symbol() + "' runs at most " + std::to_string(maxThreads) +
+                " threads per threadgroup on " + s.limits.name + " (its registers), not " + std::to_string(threads));
+
+  // Parameters: one value per slot, then the launch block. Threadgroup
+  // arguments are offsets into dynamic shared memory, 16-byte aligned.
+  std::vector<uint64_t> pointerValues;
+  std::vector<uint32_t> offsetValues;
+  pointerValues.reserve(size_t(req.slots_size()));
+  offsetValues.reserve(size_t(req.slots_size()));
+  std::vector<void *> params;
+  uint64_t dynamicShared = 0;
+  Allocations memory{&d, std::vector<CUdeviceptr>(size_t(req.buffers_size()), 0)};
+  for (int i = 0; i < req.buffers_size(); ++i) {
+    const auto &b = req.buffers(i);
+    if (b.data().size() > b.length())
+      return fail("buffer " + std::to_string(i) + " has more data than its length");
+    if (b.length() == 0)
+      continue;
+    CUdeviceptr &p = memory.pointers[size_t(i)];
+    if (CUresult r = d.cuMemAlloc(&p, b.length()); r != CUDA_SUCCESS) {
+      p = 0;
+      return fail("cannot allocate " + std::to_string(b.length()) + " bytes for buffer " + std::to_string(i) +
+                  " on " + s.name + ": " + d.describe(r));
+    }
+    CUresult r = b.data().empty() ? CUDA_SUCCESS : d.cuMemcpyHtoD(p, b.data().data(), b.data().size());
+    if (r == CUDA_SUCCESS && b.data().size() < b.length())
+      r = d.cuMemsetD8(p + b.data().size(), 0, b.length() - b.data().size());
+    if (r != CUDA_SUCCESS)
+      return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
+  }
+  for (const auto &slot : req.slots()) {
+    switch (slot.kind()) {
+    case ExecSlot::BUFFER: {
+      if (slot.buffer() >= uint32_t(req.buffers_size()))
+        return fail("a slot names buffer " + std::to_string(slot.buffer()) + " of " +
+                    std::to_string(req.buffers_size()));
+      const auto &b = req.buffers(int(slot.buffer()));
+      if (slot.offset() > b.length())
+        return fail("a binding offset is past its buffer");
+      CUdeviceptr base = memory.pointers[slot.buffer()];
+      pointerValues.push_back(base ? base + slot.offset() : 0);
+      params.push_back(&pointerValues.back());
+      break;
+    }
+    case ExecSlot::THREADGROUP:
+      offsetValues.push_back(uint32_t(dynamicShared));
+      params.push_back(&offsetValues.back());
+      dynamicShared += alignUp(slot.length(), 16);
+      if (dynamicShared > uint64_t(s.limits.sharedOptin))
+        return fail("the threadgroup memory lengths total more than " + s.limits.name + "'s " +
+                    std::to_string(s.limits.sharedOptin) + " bytes");
+      break;
+    default:
+      return fail("textures and samplers are not supported on the cuda device yet");
+    }
+  }
+  if (uint64_t(staticShared) + dynamicShared > uint64_t(s.limits.sharedOptin))
+    return fail("kernel '" + req.symbol() + "' needs " + std::to_string(staticShared) +
+                " bytes of threadgroup memory and its arguments " + std::to_string(dynamicShared) + "; " +
+                s.limits.name + " has " + std::to_string(s.limits.sharedOptin) + " per threadgroup");
+  // Above 48 KiB a block needs the function's opt-in.
+  if (uint64_t(staticShared) + dynamicShared > kDefaultSharedBytes) {
+    int &set = module->dynamicSharedSet[function];
+    if (set < int(dynamicShared)) {
+      if (CUresult r = d.cuFuncSetAttribute(function, kFuncMaxDynamicSharedSizeBytes, int(dynamicShared));
+          r != CUDA_SUCCESS)
+        return fail("cannot give kernel '" + req.symbol() + "' " + std::to_string(dynamicShared) +
+                    " bytes of dynamic shared memory: " + d.describe(r));
+      set = int(dynamicShared);
+    }
+  }
+  uint32_t launchBlock[kLaunchWords] = {0, 0, 0, tpg[0], tpg[1], tpg[2], grid[0], grid[1], grid[2],
+                                        groups[0], groups[1], groups[2]};
+  params.push_back(launchBlock);
+
+  const auto launches = planCudaLaunches(groups, tpg, req.grid_threads_size() ? grid : nullptr);
+  const uint32_t repeat = std::max(1u, req.repeat());
+  Events events{&d, {}};
+  events.events.reserve(size_t(repeat) * 2);
+  for (uint32_t i = 0; i < repeat * 2; ++i) {
+    CUevent e;
+    if (CUresult r = d.cuEventCreate(&e, 0); r != CUDA_SUCCESS)
+      return fail("cannot create a CUDA event: " + d.describe(r));
+    events.events.push_back(e);
+  }
+  for (uint32_t i = 0; i < repeat; ++i) {
+    if (CUresult r = d.cuEventRecord(events.events[2 * i], s.stream); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
+    for (const CudaLaunch &l : launches) {
+      std::memcpy(launchBlock, l.origin, sizeof l.origin); // read by the driver at the launch
+      CUresult r = d.cuLaunchKernel(function, l.groups[0], l.groups[1], l.groups[2], l.block[0], l.block[1],
+                                    l.block[2], unsigned(dynamicShared), s.stream, params.data(), nullptr);
+      if (r != CUDA_SUCCESS) {
+        if (i == 0 && &l == &launches.front())
+          return fail("cannot launch kernel '" + req.symbol() + "': " + d.describe(r));
+        s.fault(req.symbol(), r);
+      }
+    }
+    if (CUresult r = d.cuEventRecord(events.events[2 * i + 1], s.stream); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
+  }
+  // msld bounds this wait: past the time limit it kills the worker.
+  if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
+    s.fault(req.symbol(), r);
+  for (uint32_t i = 0; i < repeat; ++i) {
+    float ms = 0;
+    if (CUresult r = d.cuEventElapsedTime(&ms, events.events[2 * i], events.events[2 * i + 1]); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
+    resp.add_dispatch_time_ns(int64_t(double(ms) * 1e6));
+  }
+  for (int i = 0; i < req.buffers_size(); ++i) {
+    const auto &b = req.buffers(i);
+    if (!b.returned())
+      continue;
+    std::string *out = resp.add_buffers();
+    out->resize(b.length());
+    if (b.length() == 0)
+      continue;
+    if (CUresult r = d.cuMemcpyDtoH(out->data(), memory.pointers[size_t(i)], b.length()); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
+  }
+  return resp;
+}
+
+} // namespace msl::executor

@@ -1,0 +1,99 @@
+//===- CudaWorkerMain.cpp - msld-cuda-worker ------------------------------===//
+//
+// The execution worker of one GPU: started by msld as
+// `msld-cuda-worker --device N` with pipes on stdin/stdout, it opens GPU N's
+// context, says hello (its identity: GPU, SM, driver, binary), then answers
+// ExecWorkerRequests one at a time until stdin closes (CudaDevice.h). A bad
+// request gets an error and the worker lives on; a kernel that faults ends
+// it with kWorkerKernelFaultExitCode after one line on stderr saying how,
+// and msld starts a new one (a faulted context is never reused).
+//
+// `msld-cuda-worker --probe` says hello, then answers every request with a
+// CudaProbeResponse: the GPUs and their limits, or why there are none (msld
+// asks at start, so the daemon itself never loads the driver).
+//
+// It links protobuf and OpenSSL (its identity) but no LLVM and no gRPC, and
+// loads libcuda.so.1 at run time, so it is small enough to carry to a GPU
+// machine and runs (reporting no device) where no driver exists.
+//
+//===----------------------------------------------------------------------===//
+#include "BinaryIdentity.h"
+#include "CudaDevice.h"
+#include "WorkerProtocol.h"
+#include "msl/internal/worker.pb.h"
+#include "msl/v1/execute.pb.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <new>
+#include <string>
+
+using msl::internal::ExecWorkerRequest;
+using msl::internal::ExecWorkerResponse;
+
+namespace {
+
+bool sayHello(const std::string &identity) {
+  msl::internal::WorkerHello hello;
+  hello.set_compiler_identity(identity + " binary/" + msl::service::binaryIdentity());
+  return msl::service::writeMessage(1, hello);
+}
+
+int probe() {
+  if (!sayHello("msld-cuda-worker probe"))
+    return 1;
+  const msl::internal::CudaProbeResponse devices = msl::executor::probeCudaDevices();
+  msl::v1::ListDevicesRequest request;
+  while (msl::service::readMessage(0, request))
+    if (!msl::service::writeMessage(1, devices))
+      return 1;
+  return 0;
+}
+
+int serve(const std::string &ordinalText) {
+  if (ordinalText.empty() || ordinalText.size() > 4 || ordinalText.find_first_not_of("0123456789") != std::string::npos) {
+    std::cerr << "msld-cuda-worker: --device takes a GPU number, not '" << ordinalText << "'\n";
+    return 2;
+  }
+  std::string why;
+  auto device = msl::executor::CudaDevice::open(std::stoi(ordinalText), why);
+  if (!device) {
+    std::cerr << "msld-cuda-worker: " << why << "\n";
+    return 1;
+  }
+  if (!sayHello("msld-cuda-worker " + device->identity()))
+    return 1;
+  ExecWorkerRequest request;
+  while (msl::service::readMessage(0, request)) {
+    ExecWorkerResponse response = device->execute(request);
+    request.Clear();
+    if (response.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
+      size_t bytes = response.ByteSizeLong();
+      response.Clear();
+      response.set_error("the returned buffers are " + std::to_string(bytes) +
+                         " bytes, more than a worker may send (" +
+                         std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
+    }
+    if (!msl::service::writeMessage(1, response))
+      return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::set_new_handler([] {
+    static const char message[] = "msld worker: out of memory\n";
+    (void)!::write(2, message, sizeof message - 1);
+    ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
+  });
+  const std::string mode = argc >= 2 ? argv[1] : "";
+  if (mode == "--probe" && argc == 2)
+    return probe();
+  if (mode == "--device" && argc == 3)
+    return serve(argv[2]);
+  std::cerr << "usage: msld-cuda-worker --probe | --device N (started by msld)\n";
+  return 2;
+}

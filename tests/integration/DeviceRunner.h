@@ -1,0 +1,51 @@
+//===- DeviceRunner.h - Execute on the device the tests are run for -------===//
+//
+// The kernel tests run on $MSLD_TEST_DEVICE ("cpu" when unset; "cuda:0" on a
+// GPU machine, see scripts/gpu-e2e.sh). Where the daemon lacks that device:
+//  - normally the tests skip, saying why (no GPU here);
+//  - with $MSLD_TEST_RECORD_COMPILES set, each kernel is compiled for the
+//    GPU (a compile worker with MSLD_COMPILE_RECORD_DIR records it, for the
+//    replaying worker on a machine without LLVM: service/CompileRecording.h)
+//    and, where a test allows it, run on the cpu instead.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "DaemonFixture.h"
+#include "msl/client/Client.h"
+
+#include <string>
+
+namespace msl::test {
+
+/// $MSLD_TEST_DEVICE, else "cpu".
+std::string testDevice();
+
+class DeviceRunner {
+public:
+  explicit DeviceRunner(const msl::client::Client &client, std::string device = testDevice());
+
+  const std::string &device() const { return device_; }
+  /// The device as ListDevices shows it (empty name when absent).
+  const msl::v1::Device &info() const { return info_; }
+  bool present() const { return !info_.name().empty(); }
+  /// Recording compiles for an absent GPU ($MSLD_TEST_RECORD_COMPILES).
+  bool recording() const { return recording_; }
+  /// Non-empty: the tests cannot run here, and why.
+  const std::string &skipReason() const { return skipReason_; }
+
+  /// Execute on the device. Recording: compiles the kernel for the GPU,
+  /// then runs it on the cpu.
+  msl::client::Result<msl::v1::ExecuteResponse> execute(msl::v1::ExecuteRequest request) const;
+  /// Recording: compiles `request`'s kernel for the GPU, as Execute would.
+  void record(const msl::v1::ExecuteRequest &request) const;
+
+private:
+  const msl::client::Client &client_;
+  std::string device_;
+  msl::v1::Device info_;
+  bool recording_ = false;
+  std::string skipReason_;
+};
+
+} // namespace msl::test
