@@ -4,6 +4,7 @@
 // exactly when the inputs are equal in the key's documented sense (files and
 // function constants as sets by name, options and outputs in order), and the
 // key is 64 lowercase hex digits.
+#include "FuzzInput.h"
 #include "msl/cache/ActionKey.h"
 #include "msl/cache/Digest.h"
 
@@ -30,23 +31,11 @@ struct Inputs {
   bool operator==(const Inputs &o) const { return tied() == o.tied(); }
 };
 
-std::vector<std::string> lines(std::string_view s) {
-  std::vector<std::string> out;
-  for (size_t start = 0; start <= s.size();) {
-    size_t end = s.find('\n', start);
-    if (end == std::string_view::npos)
-      end = s.size();
-    out.emplace_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // Lines: main path, main content, arch, cpu, identity, then tagged lines:
 // "f<path>=<content>", "o<option>", "u<output>", "c<key>=<value>".
 Inputs parse(std::string_view s) {
   Inputs in;
-  auto l = lines(s);
+  auto l = msl::fuzz::splitLines(s);
   std::string *fixed[] = {&in.mainPath, &in.mainContent, &in.arch, &in.cpu, &in.identity};
   size_t i = 0;
   for (; i < l.size() && i < 5; ++i)

@@ -7,6 +7,7 @@
 //    bytes from the request (they come back quoted);
 //  - an accepted path is relative and canonical, within its bound;
 //  - quoteForMessage output is printable ASCII of bounded length.
+#include "FuzzInput.h"
 #include "msl/compiler/Options.h"
 #include "msl/compiler/RequestChecks.h"
 
@@ -60,14 +61,7 @@ bool canonicalRelativePath(std::string_view p, const RequestLimits &limits) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string_view input(reinterpret_cast<const char *>(data), size);
-  std::vector<std::string> args;
-  for (size_t start = 0; start <= input.size();) {
-    size_t end = input.find('\n', start);
-    if (end == std::string_view::npos)
-      end = input.size();
-    args.emplace_back(input.substr(start, end - start));
-    start = end + 1;
-  }
+  const std::vector<std::string> args = msl::fuzz::splitLines(input);
   const RequestLimits limits;
 
   std::string error;

@@ -8,6 +8,7 @@
 // float, the reference in double); a unorm8 result within one step (a sum
 // within float rounding of a half step may round either way).
 #include "DaemonFixture.h"
+#include "ExecuteResults.h"
 #include "msl/client/Client.h"
 
 #include <sys/wait.h>
@@ -29,30 +30,6 @@ using grpc::StatusCode;
 
 // ---- texels -----------------------------------------------------------------
 
-uint16_t halfOf(float f) { // IEEE binary16, round to nearest even
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint16_t sign = uint16_t((x >> 16) & 0x8000);
-  uint32_t a = x & 0x7fffffff;
-  int exp = int(a >> 23) - 127;
-  uint32_t mant = a & 0x7fffff;
-  if (exp > 15)
-    return uint16_t(sign | 0x7c00);
-  if (exp < -14) { // subnormal (the tests' values are not this small)
-    double q = std::nearbyint(std::ldexp(double(std::fabs(f)), 24));
-    return uint16_t(sign | uint16_t(q));
-  }
-  uint32_t h = (uint32_t(exp + 15) << 10) | (mant >> 13), rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-    ++h;
-  return uint16_t(sign | h);
-}
-
-float floatOfHalf(uint16_t h) {
-  int exp = (h >> 10) & 0x1f;
-  double m = exp ? std::ldexp(double((h & 0x3ff) | 0x400), exp - 25) : std::ldexp(double(h & 0x3ff), -24);
-  return float(h & 0x8000 ? -m : m);
-}
 
 
 /// A texture's description and texels, as the test sees them: components
@@ -81,7 +58,7 @@ struct Image {
     if (format <= 6) {
       uint16_t h;
       std::memcpy(&h, p, 2);
-      return floatOfHalf(h);
+      return halfToFloat(h);
     }
     uint32_t u;
     std::memcpy(&u, p, 4);
@@ -256,21 +233,6 @@ struct Request {
   }
 };
 
-std::string textureResult(const ExecuteResponse &r, uint32_t index) {
-  for (const auto &t : r.textures())
-    if (t.index() == index)
-      return t.inline_data();
-  ADD_FAILURE() << "texture " << index << " is not in the response";
-  return "";
-}
-
-std::string bufferResult(const ExecuteResponse &r, uint32_t buffer) {
-  for (const auto &b : r.buffers())
-    if (b.buffer() == buffer)
-      return b.inline_data();
-  ADD_FAILURE() << "buffer " << buffer << " is not in the response";
-  return "";
-}
 
 /// `got` (a result in `img`'s format) against reference components.
 void expectTexel(const Image &img, const std::string &got, size_t i, const std::array<double, 4> &want,
@@ -512,7 +474,7 @@ TEST_F(ExecuteTexturesTest, WriteThenReadBackInOneKernelAndWriteOnlyTexturesRetu
   t.height = h;
   std::vector<uint16_t> halves(size_t(w) * h * 4);
   for (auto &v : halves)
-    v = halfOf(dist(rng));
+    v = floatToHalf(dist(rng));
   t.bytes = bytesOf(halves);
   Image ids;
   ids.format = TextureBinding::RG32_UINT;
@@ -527,16 +489,16 @@ TEST_F(ExecuteTexturesTest, WriteThenReadBackInOneKernelAndWriteOnlyTexturesRetu
   ASSERT_TRUE(run(r, resp));
   EXPECT_EQ(resp.textures_size(), 2);
   auto written = valuesOf<uint16_t>(textureResult(resp, 0));
-  auto diff = valuesOf<float>(bufferResult(resp, seen));
+  auto diff = valuesOf<float>(resultBytes(resp, seen));
   auto idTexels = valuesOf<uint32_t>(textureResult(resp, 1));
   ASSERT_EQ(written.size(), halves.size());
   ASSERT_EQ(diff.size(), halves.size());
   ASSERT_EQ(idTexels.size(), size_t(w) * h * 2);
   for (size_t i = 0; i < halves.size(); ++i) {
-    float a = floatOfHalf(halves[i]);
-    uint16_t want = halfOf(a * 0.5f + 0.25f);
+    float a = halfToFloat(halves[i]);
+    uint16_t want = floatToHalf(a * 0.5f + 0.25f);
     ASSERT_EQ(written[i], want) << "texel component " << i;
-    ASSERT_EQ(diff[i], floatOfHalf(want) - a) << "the read after the write, component " << i;
+    ASSERT_EQ(diff[i], halfToFloat(want) - a) << "the read after the write, component " << i;
   }
   for (uint32_t y = 0; y < h; ++y)
     for (uint32_t x = 0; x < w; ++x) {
@@ -570,11 +532,11 @@ TEST_F(ExecuteTexturesTest, OneDimensionalArrayAnd3dTexturesReadSampleGatherAndQ
   ExecuteResponse resp;
   ASSERT_TRUE(run(r, resp));
   EXPECT_EQ(resp.textures_size(), 0) << "no texture the kernel may write";
-  auto ra = valuesOf<float>(bufferResult(resp, oa)), rb = valuesOf<float>(bufferResult(resp, ob));
-  auto rc = valuesOf<int32_t>(bufferResult(resp, oc));
-  auto rd = valuesOf<float>(bufferResult(resp, od));
-  auto re = valuesOf<float>(bufferResult(resp, oe)), rg = valuesOf<float>(bufferResult(resp, og));
-  EXPECT_EQ(valuesOf<uint32_t>(bufferResult(resp, sizes)), (std::vector<uint32_t>{50, gx, gy, gz, gx, gy, gz, 1}));
+  auto ra = valuesOf<float>(resultBytes(resp, oa)), rb = valuesOf<float>(resultBytes(resp, ob));
+  auto rc = valuesOf<int32_t>(resultBytes(resp, oc));
+  auto rd = valuesOf<float>(resultBytes(resp, od));
+  auto re = valuesOf<float>(resultBytes(resp, oe)), rg = valuesOf<float>(resultBytes(resp, og));
+  EXPECT_EQ(valuesOf<uint32_t>(resultBytes(resp, sizes)), (std::vector<uint32_t>{50, gx, gy, gz, gx, gy, gz, 1}));
   ASSERT_EQ(ra.size(), n * 4);
   for (uint32_t z = 0; z < gz; ++z)
     for (uint32_t y = 0; y < gy; ++y)
@@ -620,7 +582,7 @@ TEST_F(ExecuteTexturesTest, ArraysOfTexturesAndSamplersBindConsecutiveIndices) {
   r.threads(4, 4);
   ExecuteResponse resp;
   ASSERT_TRUE(run(r, resp));
-  auto got = valuesOf<float>(bufferResult(resp, out));
+  auto got = valuesOf<float>(resultBytes(resp, out));
   ASSERT_EQ(got.size(), 16u * 16);
   for (uint32_t y = 0; y < 4; ++y)
     for (uint32_t x = 0; x < 4; ++x) {
@@ -662,7 +624,7 @@ kernel void maybe(texture2d<float> t [[texture(0), function_constant(use_tex)]],
     r.threads(8);
     ExecuteResponse resp;
     ASSERT_TRUE(run(r, resp));
-    auto got = valuesOf<float>(bufferResult(resp, out));
+    auto got = valuesOf<float>(resultBytes(resp, out));
     ASSERT_EQ(got.size(), 8u);
     for (uint32_t i = 0; i < 8; ++i)
       ASSERT_EQ(got[i], use ? float(images[0].at(i, 0)) + float(images[2].at(i, 0)) : float(i)) << i;
