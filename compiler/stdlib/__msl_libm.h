@@ -605,6 +605,45 @@ __MSL_LIBM_API float powr(float x, float y) {
   return pow_core(x, y);
 }
 
+// Correct rounding of rsqrt, which the spec requires: y is within 0.5 ulp
+// plus a little of 1/sqrt(x); the exact result lies beyond the midpoint m
+// between y and a neighbour exactly when x*m^2 is on the other side of 1,
+// decided in integers (x and y normal). Ties cannot occur for a float x
+// other than a power of 4 (where y is exact), but are rounded to even.
+namespace detail {
+typedef unsigned long u64; // 64 bits in OpenCL C++, and on the LP64 hosts that run the accuracy test
+// Sign of X * M^2 * 2^e - 1 (X < 2^24, M < 2^27), exactly.
+__MSL_LIBM_FN int cmp_one(u64 X, u64 M, int e) {
+  u64 m2 = M * M; // < 2^54
+  u64 hiPart = X * (m2 >> 32), loPart = X * (m2 & 0xffffffffu); // < 2^46, < 2^56
+  // p = hiPart * 2^32 + loPart as (hi, lo) 64-bit words.
+  u64 lo = loPart + (hiPart << 32);
+  u64 hi = (hiPart >> 32) + (lo < loPart ? 1u : 0u);
+  int k = -e; // compare p with 2^k
+  if (k < 0) return 1;
+  if (k >= 128) return -1;
+  u64 khi = k >= 64 ? u64(1) << (k - 64) : 0, klo = k < 64 ? u64(1) << k : 0;
+  if (hi != khi) return hi < khi ? -1 : 1;
+  if (lo != klo) return lo < klo ? -1 : 1;
+  return 0;
+}
+__MSL_LIBM_FN float round_rsqrt_exactly(float x, float y) {
+  u32 xb = bits(x), yb = bits(y);
+  u64 X = (xb & 0x7fffffu) | 0x800000u, Y = (yb & 0x7fffffu) | 0x800000u;
+  int ex = int((xb >> 23) & 0xffu) - 150, ey = int((yb >> 23) & 0xffu) - 150;
+  // Above: m = (2Y + 1) * 2^(ey - 1); x*m^2 < 1 means the exact result is past it.
+  int up = cmp_one(X, 2 * Y + 1, ex + 2 * (ey - 1));
+  if (up < 0 || (up == 0 && (Y & 1u)))
+    return from_bits(yb + 1u);
+  // Below: the spacing halves at a power of two.
+  bool binadeStart = Y == 0x800000u;
+  int down = binadeStart ? cmp_one(X, 4 * Y - 1, ex + 2 * (ey - 2)) : cmp_one(X, 2 * Y - 1, ex + 2 * (ey - 1));
+  if (down > 0 || (down == 0 && (Y & 1u)))
+    return from_bits(yb - 1u);
+  return y;
+}
+} // namespace detail
+
 __MSL_LIBM_API float rsqrt(float x) {
   __MSL_LIBM_PRECISE
   using namespace detail;
@@ -622,11 +661,12 @@ __MSL_LIBM_API float rsqrt(float x) {
     s = 0x1p-50f;
   }
   float y = 1.0f / __builtin_sqrtf(x);
-  // One Newton step on an accurately computed residual 1 - x*y^2.
+  // One Newton step on an accurately computed residual 1 - x*y^2: within
+  // 0.5 ulp plus about 2^-25 of the exact result.
   ff y2 = mul_exact(y, y);
   float t = fma_(-x, y2.lo, fma_(-x, y2.hi, 1.0f));
   y = fma_(0.5f * y, t, y);
-  return y * s;
+  return round_rsqrt_exactly(x, y) * s;
 }
 
 __MSL_LIBM_API float sin(float x) {
