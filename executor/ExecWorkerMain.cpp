@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
+#include "LargeAllocations.h"
 #include "CpuDevice.h"
 #include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
@@ -80,6 +81,7 @@ int runOneFile(int argc, char **argv) {
 int main(int argc, char **argv) {
   msl::executor::installFaultHandlers("msld-exec-worker");
   msl::service::exitOnOutOfMemory();
+  msl::service::reuseLargeAllocations();
   if (argc >= 2 && std::string(argv[1]) == "--run")
     return runOneFile(argc, argv);
   msl::executor::CpuDevice device;

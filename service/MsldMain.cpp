@@ -1,4 +1,5 @@
 //===- MsldMain.cpp - msld ------------------------------------------------===//
+#include "LargeAllocations.h"
 #include "Server.h"
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <pthread.h>
 
 int main(int argc, char **argv) {
+  msl::service::reuseLargeAllocations();
   msl::service::ServerOptions options;
   auto &workers = options.workers;
   auto &service = options.service;
