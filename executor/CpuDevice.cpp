@@ -603,6 +603,31 @@ struct CpuDevice::Impl {
   uint64_t jitCompiles = 0;
   // One threadgroup memory block per pool thread.
   std::vector<GuardedRegion> threadgroupMemory;
+  // Buffers of earlier requests, kept mapped so that the next request of the
+  // same sizes clears pages instead of mapping and faulting in new ones.
+  std::vector<GuardedRegion> spareBuffers;
+  static constexpr size_t kMaxSpareBuffers = 16;
+  static constexpr size_t kMaxSpareBytes = size_t(256) << 20;
+
+  bool takeSpare(size_t length, GuardedRegion &out) {
+    for (auto it = spareBuffers.begin(); it != spareBuffers.end(); ++it)
+      if (it->reuseFor(length)) {
+        out = std::move(*it);
+        spareBuffers.erase(it);
+        return true;
+      }
+    return false;
+  }
+  void keepSpare(std::vector<GuardedRegion> &buffers) {
+    size_t bytes = 0;
+    for (const auto &r : spareBuffers)
+      bytes += r.mappedBytes();
+    for (auto &r : buffers)
+      if (r.mappedBytes() && spareBuffers.size() < kMaxSpareBuffers && bytes + r.mappedBytes() <= kMaxSpareBytes) {
+        bytes += r.mappedBytes();
+        spareBuffers.push_back(std::move(r));
+      }
+  }
 
   explicit Impl(CpuDeviceOptions o)
       : options(o), pool(o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())) {}
@@ -676,13 +701,18 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
                 std::to_string(kCpuMaxThreadsPerThreadgroup) + ")");
   const uint64_t totalGroups = uint64_t(groups[0]) * groups[1] * groups[2];
 
-  // Buffers.
+  // Buffers (given back to spareBuffers on every way out).
   std::vector<GuardedRegion> buffers(req.buffers_size());
+  struct KeepBuffers {
+    Impl &impl;
+    std::vector<GuardedRegion> &buffers;
+    ~KeepBuffers() { impl.keepSpare(buffers); }
+  } keepBuffers{*this, buffers};
   for (int i = 0; i < req.buffers_size(); ++i) {
     const auto &b = req.buffers(i);
     size_t length = std::max<size_t>(b.length(), b.data().size());
     std::string error;
-    if (!buffers[i].allocate(length, error))
+    if (!takeSpare(length, buffers[i]) && !buffers[i].allocate(length, error))
       return fail("buffer " + std::to_string(i) + ": " + error);
     std::memcpy(buffers[i].data(), b.data().data(), b.data().size());
   }

@@ -45,6 +45,21 @@ bool GuardedRegion::allocate(size_t length, std::string &error) {
   return true;
 }
 
+bool GuardedRegion::reuseFor(size_t length) {
+  if (!reservation_)
+    return false;
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  const size_t rounded = (length + kGuardedAlignment - 1) / kGuardedAlignment * kGuardedAlignment;
+  const size_t pages = (rounded + page - 1) / page * page;
+  if (pages != mappedBytes())
+    return false;
+  char *pagesStart = reservation_ + kGuardBefore;
+  std::memset(pagesStart, 0, pages); // nothing of the previous request remains
+  data_ = pagesStart + pages - rounded;
+  length_ = length;
+  return true;
+}
+
 void GuardedRegion::release() {
   if (reservation_)
     ::munmap(reservation_, reservationBytes_);

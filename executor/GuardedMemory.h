@@ -38,6 +38,12 @@ public:
   /// Reserves and maps `length` zeroed bytes; false with `error` set when the
   /// address space or memory is not there.
   bool allocate(size_t length, std::string &error);
+  /// Makes this allocated region `length` zeroed bytes again, as allocate()
+  /// would, when that takes the same pages (no new mapping, no page faults:
+  /// the pages are cleared); false, and unchanged, otherwise.
+  bool reuseFor(size_t length);
+  /// The bytes the region maps read/write (0 when not allocated).
+  size_t mappedBytes() const { return reservation_ ? reservationBytes_ - kGuardBefore - kGuardAfter : 0; }
   void release();
 
   char *data() const { return data_; }

@@ -188,6 +188,35 @@ TEST(CpuDevice, Saxpy) { runSaxpy(1u << 20, 1, false); }
 
 TEST(CpuDevice, Saxpy2p24Timing) { runSaxpy(1u << 24, 5, true); }
 
+// Buffers are reused across requests (kept mapped, cleared): a request never
+// sees what an earlier one left, even in the bytes around its own (a
+// negative index or the rest of the page before the buffer).
+TEST(CpuDevice, ReusedBuffersShowNothingOfEarlierRequests) {
+  std::string bc = bitcodeOf(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void fill(device uint* b [[buffer(0)]], uint gid [[thread_position_in_grid]]) { b[gid] = 0xabababab; }
+kernel void peek(device const uint* b [[buffer(0)]], device uint* out [[buffer(1)]],
+                 uint gid [[thread_position_in_grid]]) {
+  out[gid] = b[gid] | b[int(gid) - 256];
+}
+)");
+  const uint32_t n = 1 << 16; // 256 KiB: the buffer ends at a page end
+  Request first(bc, "fill");
+  first.buffer(std::string(), false, 4ull * n).grid(n).threads(256);
+  ASSERT_TRUE(run(first).error().empty());
+  // Same size: the region comes back from the spares; offset 256 elements in
+  // so that b[gid - 256] stays inside this buffer's mapped pages.
+  Request second(bc, "peek");
+  second.buffer(std::string(), false, 4ull * n).buffer(std::string(), true, 4ull * n).grid(n - 256).threads(256);
+  second.r.mutable_slots(0)->set_offset(1024);
+  auto resp = run(second);
+  ASSERT_TRUE(resp.error().empty()) << resp.error();
+  auto out = valuesOf<uint32_t>(resp.buffers(0));
+  for (uint32_t i = 0; i < n - 256; ++i)
+    ASSERT_EQ(out[i], 0u) << "stale bytes at " << i;
+}
+
 TEST(CpuDevice, DispatchThreadsEdgeThreadgroups) {
   std::string bc = bitcodeOf(R"(
 #include <metal_stdlib>
