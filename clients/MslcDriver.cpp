@@ -590,26 +590,12 @@ bool loadSources(const std::string& input, const SourceOptions& options, const f
 
 int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
         std::ostream& err) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  if (ec) {
-    err << "mslc: error: cannot get the current directory: " << ec.message() << "\n";
-    return 1;
-  }
   Invocation inv;
-  std::string error;
-  if (!parseCommandLine(args, env_address, cwd, &inv, &error)) {
-    err << "mslc: error: " << error << "\n(see mslc --help)\n";
-    return 1;
-  }
-  if (inv.help) {
-    out << usage();
-    return 0;
-  }
-  for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
-
+  fs::path cwd;
   LoadedSources sources;
-  if (!loadSources(inv.input, inv, cwd, &sources, err)) return 1;
+  if (auto done = startCommand(args, env_address, out, err, parseCommandLine, usage, "mslc --help", &inv, &cwd,
+                               &sources))
+    return *done;
 
   ClientOptions copts;
   copts.address = inv.server;

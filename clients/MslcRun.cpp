@@ -856,26 +856,13 @@ bool findBufferArgument(const std::string& reflection_json, const std::string& k
 
 int runKernel(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
               std::ostream& err) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  if (ec) {
-    err << "mslc: error: cannot get the current directory: " << ec.message() << "\n";
-    return 1;
-  }
   RunInvocation inv;
-  std::string error;
-  if (!parseRunCommandLine(args, env_address, cwd, &inv, &error)) {
-    err << "mslc: error: " << error << "\n(see mslc run --help)\n";
-    return 1;
-  }
-  if (inv.help) {
-    out << runUsage();
-    return 0;
-  }
-  for (const auto& w : inv.warnings) err << "mslc: warning: " << w << "\n";
-
+  fs::path cwd;
   LoadedSources sources;
-  if (!loadSources(inv.input, inv, cwd, &sources, err)) return 1;
+  if (auto done = startCommand(args, env_address, out, err, parseRunCommandLine, runUsage, "mslc run --help", &inv,
+                               &cwd, &sources))
+    return *done;
+  std::string error;
 
   ClientOptions copts;
   copts.address = inv.server;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <ostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -143,6 +144,36 @@ struct LoadedSources {
 // ..."; false on error.
 bool loadSources(const std::string& input, const SourceOptions& options, const std::filesystem::path& cwd,
                  LoadedSources* out, std::ostream& err);
+
+// What `mslc` and `mslc run` do first: the current directory, the command
+// line (`parse`, with `hint` naming the help to see on an error), --help
+// (`usageText`), the warnings, and the sources. Returns the exit status when
+// the command is already done (help printed, or an error reported on `err`),
+// nullopt to go on with `inv`, `cwd` and `sources` filled in.
+template <class Invocation, class Parse, class Usage>
+std::optional<int> startCommand(const std::vector<std::string>& args, const char* env_address,
+                                std::ostream& out, std::ostream& err, Parse parse, Usage usageText,
+                                const char* hint, Invocation* inv, std::filesystem::path* cwd,
+                                LoadedSources* sources) {
+  std::error_code ec;
+  *cwd = std::filesystem::current_path(ec);
+  if (ec) {
+    err << "mslc: error: cannot get the current directory: " << ec.message() << "\n";
+    return 1;
+  }
+  std::string error;
+  if (!parse(args, env_address, *cwd, inv, &error)) {
+    err << "mslc: error: " << error << "\n(see " << hint << ")\n";
+    return 1;
+  }
+  if (inv->help) {
+    out << usageText();
+    return 0;
+  }
+  for (const auto& w : inv->warnings) err << "mslc: warning: " << w << "\n";
+  if (!loadSources(inv->input, *inv, *cwd, sources, err)) return 1;
+  return std::nullopt;
+}
 
 // The whole file; false when it cannot be read.
 bool readFile(const std::filesystem::path& path, std::string* out);
