@@ -740,7 +740,7 @@ protected:
     consumers.push_back(createConstantCopiesConsumer());
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_, threadgroupVars_));
     if (repairs_)
-      consumers.push_back(createCastRepairConsumer(*repairs_));
+      consumers.push_back(createCastRepairConsumer(*repairs_, kSourceRoot));
     consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
@@ -1284,27 +1284,43 @@ CompileResult compile(const CompileJob &job) {
   if (repairs.empty())
     return first;
   CompileJob repaired = job;
-  std::vector<ColumnMap> maps; // one per round, each back to the round before
+  // The text of each request file by path: the main source or a header.
+  auto textOf = [&](const std::string &path) -> std::string * {
+    if (path == repaired.mainPath)
+      return &repaired.mainSource;
+    auto it = repaired.files.find(path);
+    return it == repaired.files.end() ? nullptr : &it->second;
+  };
+  // One per round, each back to the round before; per file.
+  std::vector<std::map<std::string, ColumnMap>> maps;
   int64_t micros = first.compileTimeMicros;
   auto errorCount = [](const CompileResult &r) {
     return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
                          [](const Diagnostic &d) { return d.severity == Severity::Error; });
   };
   std::optional<CompileResult> last;
-  std::set<unsigned> editedLines; // edits never add or remove lines
+  std::set<std::pair<std::string, unsigned>> editedLines; // edits never add or remove lines
   for (int round = 0; round < kMaxRepairRounds && !repairs.empty(); ++round) {
     maps.emplace_back();
-    for (const SourceEdit &e : repairs)
-      editedLines.insert(1 + unsigned(std::count(repaired.mainSource.begin(),
-                                                 repaired.mainSource.begin() +
-                                                     std::min<size_t>(e.offset, repaired.mainSource.size()),
-                                                 '\n')));
-    repaired.mainSource = applyEdits(repaired.mainSource, repairs, maps.back());
+    std::map<std::string, std::vector<SourceEdit>> byFile;
+    for (SourceEdit &e : repairs)
+      byFile[e.file].push_back(std::move(e));
+    for (auto &[path, edits] : byFile) {
+      std::string *text = textOf(path);
+      if (!text)
+        continue;
+      for (const SourceEdit &e : edits)
+        editedLines.insert({path, 1 + unsigned(std::count(text->begin(),
+                                                          text->begin() + std::min<size_t>(e.offset, text->size()),
+                                                          '\n'))});
+      *text = applyEdits(*text, std::move(edits), maps.back()[path]);
+    }
     repairs.clear();
     last = compileOnce(repaired, &repairs);
     micros += last->compileTimeMicros;
-    if (std::getenv("MSLD_DEBUG_REPAIR")) { // developer aid: each round's source and errors
-      llvm::errs() << "=== repair round " << round + 1 << "\n" << repaired.mainSource << "\n";
+    if (std::getenv("MSLD_DEBUG_REPAIR")) { // developer aid: each round's sources and errors
+      for (const auto &[path, unused] : maps.back())
+        llvm::errs() << "=== repair round " << round + 1 << ": " << path << "\n" << *textOf(path) << "\n";
       for (const auto &d : last->diagnostics)
         llvm::errs() << d.file << ":" << d.line << ":" << d.column << ": " << d.message << "\n";
     }
@@ -1312,22 +1328,22 @@ CompileResult compile(const CompileJob &job) {
       continue; // more to repair
     break;
   }
-  // The repaired source's result stands when it compiled, or when it failed
+  // The repaired sources' result stands when it compiled, or when it failed
   // with fewer errors, nothing left to repair and no error on an edited line
   // (which could be the repair's own doing): the repairs removed errors and
   // what remains is the source's own, so a real error next to a repaired
   // construct is reported alone. Otherwise the original's result.
   auto onEditedLine = [&](const CompileResult &r) {
     return std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [&](const Diagnostic &d) {
-      return d.severity == Severity::Error && d.file == job.mainPath && editedLines.count(d.line);
+      return d.severity == Severity::Error && editedLines.count({d.file, d.line});
     });
   };
   if (last && repairs.empty() &&
       (last->success || (errorCount(*last) < errorCount(first) && !onEditedLine(*last)))) {
     auto remap = [&](Diagnostic &d) {
-      if (d.file == job.mainPath)
-        for (auto m = maps.rbegin(); m != maps.rend(); ++m)
-          d.column = m->original(d.line, d.column);
+      for (auto m = maps.rbegin(); m != maps.rend(); ++m)
+        if (auto it = m->find(d.file); it != m->end())
+          d.column = it->second.original(d.line, d.column);
     };
     for (auto &d : last->diagnostics) {
       remap(d);
@@ -1371,7 +1387,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   CompileResult result;
   std::optional<RepairCollector> repairCollector;
   if (repairs)
-    repairCollector.emplace(*repairs);
+    repairCollector.emplace(*repairs, kSourceRoot);
   DiagnosticCollector collector(result.diagnostics, repairCollector ? &*repairCollector : nullptr, job);
   auto finish = [&]() -> CompileResult {
     collector.finish();

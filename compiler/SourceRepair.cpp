@@ -8,6 +8,8 @@
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cstring>
@@ -317,10 +319,53 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
   edits.insert(edits.end(), found.begin(), found.end());
 }
 
-// The main-file byte range of `range`: whole macro expansions in it (such
-// as `float4(...)`) are fine, a range that starts or ends inside a macro's
-// body, or lies in another file, is not.
-bool mainFileRange(const SourceManager &sm, CharSourceRange range, unsigned &begin, unsigned &end) {
+// Whether `loc` (a file location) lies in one of the request's files (the
+// main source, its headers, an -include prelude), not the stdlib or a
+// buffer of the compiler's own.
+// `fid` is set to its file.
+bool inRequestFile(const SourceManager &sm, SourceLocation loc, llvm::StringRef root, FileID &fid) {
+  if (loc.isInvalid() || loc.isMacroID())
+    return false;
+  OptionalFileEntryRef file = sm.getFileEntryRefForID(sm.getFileID(loc));
+  if (!file || !file->getName().starts_with(root))
+    return false;
+  fid = sm.getFileID(loc);
+  return true;
+}
+
+// The request path (relative to `root`, as in the CompileJob) of a request
+// file.
+std::string requestPath(const SourceManager &sm, FileID fid, llvm::StringRef root) {
+  OptionalFileEntryRef file = sm.getFileEntryRefForID(fid);
+  if (!file)
+    return "";
+  llvm::SmallString<128> path(file->getName());
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true, llvm::sys::path::Style::posix);
+  llvm::StringRef relative = path.str();
+  if (!relative.consume_front(root))
+    return "";
+  return relative.str();
+}
+
+// Sets the file of `edits` from `from` on (those one repair just made).
+void stampFile(std::vector<SourceEdit> &edits, size_t from, const SourceManager &sm, FileID fid,
+               llvm::StringRef root) {
+  if (from == edits.size())
+    return;
+  std::string path = requestPath(sm, fid, root);
+  if (path.empty()) { // cannot happen for a request file; drop rather than misplace
+    edits.resize(from);
+    return;
+  }
+  for (size_t i = from; i < edits.size(); ++i)
+    edits[i].file = path;
+}
+
+// The byte range of `range` in one request file: whole macro expansions in
+// it (such as `float4(...)`) are fine, a range that starts or ends inside a
+// macro's body, or spans two files, or lies outside the request, is not.
+bool requestFileRange(const SourceManager &sm, CharSourceRange range, llvm::StringRef root, FileID &fid,
+                      unsigned &begin, unsigned &end) {
   // Inside a macro's argument (`float4(a * 2.0, 1)`, the vector
   // constructors are macros) the text is spelled in the file as written.
   if (range.getBegin().isMacroID() && range.getEnd().isMacroID() &&
@@ -329,7 +374,8 @@ bool mainFileRange(const SourceManager &sm, CharSourceRange range, unsigned &beg
                                         sm.getSpellingLoc(range.getEnd())),
                             range.isTokenRange());
   CharSourceRange file = Lexer::makeFileCharRange(range, sm, LangOptions());
-  if (file.isInvalid() || !sm.isInMainFile(file.getBegin()) || !sm.isInMainFile(file.getEnd()))
+  if (file.isInvalid() || !inRequestFile(sm, file.getBegin(), root, fid) ||
+      sm.getFileID(file.getEnd()) != fid)
     return false;
   begin = sm.getFileOffset(file.getBegin());
   end = sm.getFileOffset(file.getEnd()); // a char range: one past the end
@@ -345,7 +391,7 @@ void wrapOperand(std::vector<SourceEdit> &edits, unsigned begin, unsigned end) {
 
 class CastRepair : public ASTConsumer, public RecursiveASTVisitor<CastRepair> {
 public:
-  explicit CastRepair(std::vector<SourceEdit> &edits) : edits_(edits) {}
+  CastRepair(std::vector<SourceEdit> &edits, std::string root) : edits_(edits), root_(std::move(root)) {}
 
   // Only the declarations parsed from the source (not the precompiled
   // stdlib's), walked at the end so template instantiations exist.
@@ -356,8 +402,9 @@ public:
   }
   void HandleTranslationUnit(ASTContext &ctx) override {
     sm_ = &ctx.getSourceManager();
+    FileID fid;
     for (Decl *d : parsed_)
-      if (sm_->isInMainFile(sm_->getExpansionLoc(d->getLocation())))
+      if (inRequestFile(*sm_, sm_->getExpansionLoc(d->getLocation()), root_, fid))
         TraverseDecl(d);
   }
   bool shouldVisitTemplateInstantiations() const { return true; }
@@ -383,10 +430,13 @@ public:
     if (!op || !op->isComparisonOp() || !op->getType()->getAs<ExtVectorType>())
       return;
     unsigned begin, end;
-    if (mainFileRange(*sm_, CharSourceRange::getTokenRange(op->getSourceRange()), begin, end) &&
-        done_.insert(begin).second) {
+    FileID fid;
+    if (requestFileRange(*sm_, CharSourceRange::getTokenRange(op->getSourceRange()), root_, fid, begin, end) &&
+        done_.insert({fid, begin}).second) {
+      size_t before = edits_.size();
       edits_.push_back({begin, 0, "__msl_b("});
       edits_.push_back({end, 0, ")"});
+      stampFile(edits_, before, *sm_, fid, root_);
     }
   }
 
@@ -404,27 +454,49 @@ public:
         to->getElementType().getCanonicalType() == from->getElementType().getCanonicalType())
       return true;
     unsigned begin, end;
+    FileID fid;
     SourceRange operand = cast->getSubExprAsWritten()->getSourceRange();
-    if (mainFileRange(*sm_, CharSourceRange::getTokenRange(operand), begin, end) &&
-        done_.insert(begin).second)
+    if (requestFileRange(*sm_, CharSourceRange::getTokenRange(operand), root_, fid, begin, end) &&
+        done_.insert({fid, begin}).second) {
+      size_t before = edits_.size();
       wrapOperand(edits_, begin, end);
+      stampFile(edits_, before, *sm_, fid, root_);
+    }
     return true;
   }
 
 private:
   std::vector<SourceEdit> &edits_;
+  std::string root_;
   std::vector<Decl *> parsed_;
   const SourceManager *sm_ = nullptr;
-  std::set<unsigned> done_; // template instantiations share the pattern's text
+  std::set<std::pair<FileID, unsigned>> done_; // template instantiations share the pattern's text
 };
 
 } // namespace
 
-std::unique_ptr<ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits) {
-  return std::make_unique<CastRepair>(edits);
+std::unique_ptr<ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits,
+                                                      const std::string &sourceRoot) {
+  return std::make_unique<CastRepair>(edits, sourceRoot);
 }
 
 void RepairCollector::note(const Diagnostic &info) {
+  size_t before = edits_.size();
+  FileID fid;
+  noteEdits(info, fid);
+  if (info.hasSourceManager())
+    stampFile(edits_, before, info.getSourceManager(), fid, root_);
+}
+
+void RepairCollector::error(const Diagnostic &info) {
+  size_t before = edits_.size();
+  FileID fid;
+  errorEdits(info, fid);
+  if (info.hasSourceManager())
+    stampFile(edits_, before, info.getSourceManager(), fid, root_);
+}
+
+void RepairCollector::noteEdits(const Diagnostic &info, FileID &fid) {
   // "invalid vector element type 'bool'" is reported in the stdlib's `vec`
   // alias; the note "in instantiation of template type alias 'vec'
   // requested here" points at the source's `vec<bool, N>`.
@@ -432,9 +504,9 @@ void RepairCollector::note(const Diagnostic &info) {
     return;
   const SourceManager &sm = info.getSourceManager();
   SourceLocation loc = info.getLocation();
-  if (loc.isMacroID() || !sm.isInMainFile(loc))
+  if (loc.isMacroID() || !inRequestFile(sm, loc, root_, fid))
     return;
-  llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+  llvm::StringRef text = sm.getBufferData(fid);
   size_t at = sm.getFileOffset(loc);
   llvm::StringRef here = text.substr(at, 16);
   size_t angle = here.find('<');
@@ -445,7 +517,8 @@ void RepairCollector::note(const Diagnostic &info) {
     edits_.push_back({unsigned(at + b), 4, "char"});
 }
 
-void RepairCollector::error(const Diagnostic &info) {
+void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
+  FileID fid2;
   lastErrorIsBoolVector_ = info.getID() == diag::err_attribute_invalid_vector_type &&
                            !typeArg(info, 0).isNull() && typeArg(info, 0)->isBooleanType();
   if (!info.hasSourceManager())
@@ -456,7 +529,7 @@ void RepairCollector::error(const Diagnostic &info) {
   case diag::err_init_conversion_failed:
     // boolN initialized from a comparison mask: __msl_b(mask) is the boolN.
     if (info.getNumRanges() >= 1 && isBoolVector(typeArg(info, 1)) && isVector(typeArg(info, 3)) &&
-        mainFileRange(sm, info.getRange(0), begin, end)) {
+        requestFileRange(sm, info.getRange(0), root_, fid, begin, end)) {
       edits_.push_back({begin, 0, "__msl_b("});
       edits_.push_back({end, 0, ")"});
     }
@@ -465,8 +538,8 @@ void RepairCollector::error(const Diagnostic &info) {
     // A kernel template (PyTorch, MLX): the template and each explicit
     // instantiation are rewritten as kernelTemplateEdits describes.
     SourceLocation loc = sm.getSpellingLoc(info.getLocation());
-    if (sm.isInMainFile(loc))
-      kernelTemplateEdits(sm.getBufferData(sm.getMainFileID()), sm.getFileOffset(loc), edits_);
+    if (inRequestFile(sm, loc, root_, fid))
+      kernelTemplateEdits(sm.getBufferData(fid), sm.getFileOffset(loc), edits_);
     break;
   }
   case diag::err_unknown_typename: {
@@ -482,10 +555,10 @@ void RepairCollector::error(const Diagnostic &info) {
       break;
     loc = sm.getExpansionLoc(loc);
     llvm::StringRef type = name->getName().drop_front(strlen("__msl_make_"));
-    if (!sm.isInMainFile(loc))
+    if (!inRequestFile(sm, loc, root_, fid))
       break;
     size_t at = sm.getFileOffset(loc);
-    if (sm.getBufferData(sm.getMainFileID()).substr(at, type.size()) == type)
+    if (sm.getBufferData(fid).substr(at, type.size()) == type)
       edits_.push_back({unsigned(at), unsigned(type.size()), "__msl_type<" + type.str() + ">"});
     break;
   }
@@ -498,9 +571,9 @@ void RepairCollector::error(const Diagnostic &info) {
     QualType a = typeArg(info, 0), b = typeArg(info, 1);
     SourceLocation loc = info.getLocation();
     if (isBoolVector(a) == isBoolVector(b) || !isVector(a) || !isVector(b) || loc.isMacroID() ||
-        !sm.isInMainFile(loc))
+        !inRequestFile(sm, loc, root_, fid))
       break;
-    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    llvm::StringRef text = sm.getBufferData(fid);
     size_t op = sm.getFileOffset(loc);
     size_t opLength = text.substr(op, 2) == "||" || text.substr(op, 2) == "&&" ? 2 : 1;
     auto [ob, oe] = isBoolVector(a) ? operandAfter(text, op + opLength) : operandBefore(text, op);
@@ -517,9 +590,9 @@ void RepairCollector::error(const Diagnostic &info) {
       break;
     unsigned vector = isVector(typeArg(info, 0)) ? 0 : 1;
     unsigned vb, ve;
-    if (mainFileRange(sm, info.getRange(1 - vector), begin, end) &&
-        mainFileRange(sm, info.getRange(vector), vb, ve)) {
-      llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(vb, ve - vb);
+    if (requestFileRange(sm, info.getRange(1 - vector), root_, fid, begin, end) &&
+        requestFileRange(sm, info.getRange(vector), root_, fid2, vb, ve) && fid == fid2) {
+      llvm::StringRef text = sm.getBufferData(fid).substr(vb, ve - vb);
       edits_.push_back({begin, 0, "__msl_sc<decltype(+(" + text.str() + "))>("});
       edits_.push_back({end, 0, ")"});
     }
@@ -532,9 +605,9 @@ void RepairCollector::error(const Diagnostic &info) {
         tok::TokenKind(info.getRawArg(0)) != tok::comma)
       break;
     SourceLocation loc = info.getLocation();
-    if (loc.isMacroID() || !sm.isInMainFile(loc))
+    if (loc.isMacroID() || !inRequestFile(sm, loc, root_, fid))
       break;
-    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    llvm::StringRef text = sm.getBufferData(fid);
     size_t at = sm.getFileOffset(loc);
     llvm::StringRef before = text.substr(0, at).rtrim(" \t");
     llvm::StringRef after = text.substr(at).ltrim(" \t");
@@ -556,7 +629,8 @@ void RepairCollector::error(const Diagnostic &info) {
         info.getNumRanges() < 2)
       break;
     unsigned lb, le, rb, re;
-    if (mainFileRange(sm, info.getRange(0), lb, le) && mainFileRange(sm, info.getRange(1), rb, re)) {
+    if (requestFileRange(sm, info.getRange(0), root_, fid, lb, le) &&
+        requestFileRange(sm, info.getRange(1), root_, fid2, rb, re) && fid == fid2) {
       edits_.push_back({lb, 0, "__msl_value("});
       edits_.push_back({le, 0, ")"});
       edits_.push_back({rb, 0, "__msl_value("});
@@ -573,9 +647,9 @@ void RepairCollector::error(const Diagnostic &info) {
     // (mfa declares vectors so inside macros); a macro body's edit applies
     // to every expansion alike.
     SourceLocation loc = sm.getSpellingLoc(info.getLocation());
-    if (!sm.isInMainFile(loc))
+    if (!inRequestFile(sm, loc, root_, fid))
       break;
-    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    llvm::StringRef text = sm.getBufferData(fid);
     size_t start = sm.getFileOffset(loc), i = start;
     auto isIdent = [&](size_t k) {
       return k < text.size() && (isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_' ||
@@ -606,9 +680,9 @@ void RepairCollector::error(const Diagnostic &info) {
   case diag::err_bad_cxx_cast_vector_to_vector_different_size: {
     // `(half2)float2_value`: the range is the whole cast; the operand
     // follows the parenthesized type.
-    if (info.getNumRanges() < 1 || !mainFileRange(sm, info.getRange(0), begin, end))
+    if (info.getNumRanges() < 1 || !requestFileRange(sm, info.getRange(0), root_, fid, begin, end))
       break;
-    llvm::StringRef text = sm.getBufferData(sm.getMainFileID()).substr(begin, end - begin);
+    llvm::StringRef text = sm.getBufferData(fid).substr(begin, end - begin);
     if (!text.starts_with("(")) {
       // A functional cast, `H(value)`: the operand is inside the parentheses.
       size_t open = text.find('(');
@@ -644,9 +718,9 @@ void RepairCollector::error(const Diagnostic &info) {
     if (!held->isPointerType())
       break;
     SourceLocation loc = sm.getSpellingLoc(info.getLocation());
-    if (!sm.isInMainFile(loc))
+    if (!inRequestFile(sm, loc, root_, fid))
       break;
-    llvm::StringRef text = sm.getBufferData(sm.getMainFileID());
+    llvm::StringRef text = sm.getBufferData(fid);
     size_t at = sm.getFileOffset(loc);
     const llvm::StringRef kCast = "reinterpret_cast<";
     if (text.substr(at, kCast.size()) != kCast)
@@ -669,12 +743,12 @@ void RepairCollector::error(const Diagnostic &info) {
     if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
       loc = sm.getSpellingLoc(loc);
     // static_cast (select 1) from a vector to a vector.
-    if (loc.isMacroID() || !sm.isInMainFile(loc) || !isVector(typeArg(info, 1)) ||
+    if (loc.isMacroID() || !inRequestFile(sm, loc, root_, fid) || !isVector(typeArg(info, 1)) ||
         !isVector(typeArg(info, 2)))
       break;
     unsigned offset = sm.getFileOffset(loc);
     // Same length: columns do not move.
-    if (sm.getBufferData(sm.getMainFileID()).substr(offset, 11) == "static_cast")
+    if (sm.getBufferData(fid).substr(offset, 11) == "static_cast")
       edits_.push_back({offset, 11, "__msl_scast"});
     break;
   }

@@ -24,8 +24,9 @@
 // The first compile records an edit for each such error (from Clang's
 // diagnostics and their notes; once per place, however many template
 // instantiations report it) and each such cast or comparison (from the
-// AST, so a source that compiled is repaired too), in the main file (also
-// inside its macro definitions), spelling the Metal meaning with a helper
+// AST, so a source that compiled is repaired too), in any of the request's
+// files — the main source, its headers and -include preludes alike (also
+// inside their macro definitions), never the stdlib — spelling the Metal meaning with a helper
 // from __msl_stage.h (__msl_b, __msl_sc, __msl_scast, __msl_lanewise,
 // __msl_value, __msl_type, metal::detail::make). The edited source is
 // compiled again, for up to four rounds while new repairs appear. The
@@ -46,33 +47,44 @@
 namespace clang {
 class ASTConsumer;
 class Diagnostic;
+class FileID;
 }
 
 namespace msl::compiler {
 
 struct SourceEdit {
-  unsigned offset = 0; // in the main file's bytes
+  unsigned offset = 0; // in the file's bytes
   unsigned length = 0; // bytes replaced
   std::string text;
+  /// The request file edited (its path as in the CompileJob: mainPath or a
+  /// key of files).
+  std::string file;
 };
 
 /// Watches a compile's errors and their notes; for each repairable form in
-/// the main file, appends the edits that repair it.
+/// a request file (one whose path starts with `sourceRoot`, where the
+/// compile mounts the request), appends the edits that repair it.
 class RepairCollector {
 public:
-  explicit RepairCollector(std::vector<SourceEdit> &edits) : edits_(edits) {}
+  RepairCollector(std::vector<SourceEdit> &edits, std::string sourceRoot)
+      : edits_(edits), root_(std::move(sourceRoot)) {}
   void error(const clang::Diagnostic &info);
   void note(const clang::Diagnostic &info);
 
 private:
+  void errorEdits(const clang::Diagnostic &info, clang::FileID &fid);
+  void noteEdits(const clang::Diagnostic &info, clang::FileID &fid);
+
   std::vector<SourceEdit> &edits_;
+  std::string root_;
   bool lastErrorIsBoolVector_ = false; // what the notes that follow belong to
 };
 
 /// A consumer that records an edit for every C-style cast between vector
-/// types with different element types in the main file (compiled as a bit
+/// types with different element types in a request file (compiled as a bit
 /// reinterpretation, meant as a conversion).
-std::unique_ptr<clang::ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits);
+std::unique_ptr<clang::ASTConsumer> createCastRepairConsumer(std::vector<SourceEdit> &edits,
+                                                              const std::string &sourceRoot);
 
 /// Where the edited source's columns came from: per line, the edits'
 /// (original column, growth), so a column can be mapped back.

@@ -1,6 +1,11 @@
 //===- msl-verify: run MSL test files written in clang's -verify style ----===//
 //
-//   msl-verify [--stdlib-dir DIR] FILE.metal...
+//   msl-verify [--stdlib-dir DIR] [--as-header] FILE.metal...
+//
+// --as-header compiles each file as a request header instead, included by a
+// main source of two lines (`#include <metal_stdlib>`, `#include "FILE"`):
+// every expectation then holds for the header's lines, so whatever msld does
+// to a main source (repairs, rewrites) is shown to hold in headers too.
 //
 // Compiles each file with compile() and checks it against directives in its
 // comments (lit/FileCheck-like, but self-contained):
@@ -67,7 +72,7 @@ std::string trim(std::string s) {
 }
 
 /// Checks one file; returns the failure reasons (empty: pass).
-std::vector<std::string> verify(const std::string &path) {
+std::vector<std::string> verify(const std::string &path, bool asHeader) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return {"cannot read the file"};
@@ -76,6 +81,14 @@ std::vector<std::string> verify(const std::string &path) {
   mc::CompileJob job;
   job.mainPath = "main.metal";
   job.mainSource = ss.str();
+  // The file whose lines the expectations name.
+  std::string checkedPath = job.mainPath;
+  const std::string &source = job.mainSource;
+  if (asHeader) {
+    checkedPath = "include/checked.h";
+    job.files[checkedPath] = ss.str();
+    job.mainSource = "#include <metal_stdlib>\n#include \"" + checkedPath + "\"\n";
+  }
 
   std::vector<Expectation> expected;
   std::vector<Check> checks;
@@ -84,7 +97,7 @@ std::vector<std::string> verify(const std::string &path) {
   static const std::regex kOptions(R"(//\s*msl-options:(.*)$)");
   static const std::regex kTarget(R"(//\s*msl-target:\s*(\S+))");
   static const std::regex kConstant(R"(//\s*msl-constant:\s*([^=\s]+)=(\S+))");
-  std::istringstream lines(job.mainSource);
+  std::istringstream lines(asHeader ? job.files[checkedPath] : source);
   unsigned lineNo = 0;
   for (std::string line; std::getline(lines, line);) {
     ++lineNo;
@@ -129,10 +142,12 @@ std::vector<std::string> verify(const std::string &path) {
     // An error inside a stdlib header counts on the main-file line its
     // notes lead back to ("in instantiation of ... requested here").
     auto onLine = [&](unsigned line) {
-      if (d.file == job.mainPath && d.line == line)
+      if (d.file == checkedPath && d.line == line)
+        return true;
+      if (line == 0 && d.line == 0) // whole-module errors name the main source
         return true;
       for (const auto &n : d.notes)
-        if (n.file == job.mainPath && n.line == line)
+        if (n.file == checkedPath && n.line == line)
           return true;
       return false;
     };
@@ -174,6 +189,7 @@ std::vector<std::string> verify(const std::string &path) {
 
 int main(int argc, char **argv) {
   std::vector<std::string> files;
+  bool asHeader = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--stdlib-dir" && i + 1 < argc) {
@@ -182,20 +198,22 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "msl-verify: %s\n", error.c_str());
         return 2;
       }
+    } else if (a == "--as-header") {
+      asHeader = true;
     } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "usage: msl-verify [--stdlib-dir DIR] FILE.metal...\n");
+      std::fprintf(stderr, "usage: msl-verify [--stdlib-dir DIR] [--as-header] FILE.metal...\n");
       return 2;
     } else {
       files.push_back(a);
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: msl-verify [--stdlib-dir DIR] FILE.metal...\n");
+    std::fprintf(stderr, "usage: msl-verify [--stdlib-dir DIR] [--as-header] FILE.metal...\n");
     return 2;
   }
   int failed = 0;
   for (const auto &f : files) {
-    auto failures = verify(f);
+    auto failures = verify(f, asHeader);
     std::printf("%s %s\n", failures.empty() ? "PASS" : "FAIL", f.c_str());
     for (const auto &why : failures)
       std::printf("  %s\n", why.c_str());
