@@ -534,6 +534,20 @@ void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
       edits_.push_back({end, 0, ")"});
     }
     break;
+  case diag::err_reference_bind_drops_quals: {
+    // `thread T&` bound to a generic lvalue (`return v[i];` in an unqualified
+    // method, whose `this` is generic in C++ for OpenCL): in Metal both are
+    // thread memory; __msl_thread_ref says so.
+    QualType to = typeArg(info, 0), from = typeArg(info, 1);
+    if (to.isNull() || from.isNull() || info.getNumArgs() < 3 ||
+        info.getArgKind(2) != DiagnosticsEngine::ak_sint || info.getRawArg(2) != 1 ||
+        to.getAddressSpace() != LangAS::opencl_private || from.getAddressSpace() != LangAS::opencl_generic ||
+        info.getNumRanges() < 1 || !requestFileRange(sm, info.getRange(0), root_, fid, begin, end))
+      break;
+    edits_.push_back({begin, 0, "__msl_thread_ref("});
+    edits_.push_back({end, 0, ")"});
+    break;
+  }
   case diag::err_template_kernel: {
     // A kernel template (PyTorch, MLX): the template and each explicit
     // instantiation are rewritten as kernelTemplateEdits describes.

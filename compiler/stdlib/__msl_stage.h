@@ -53,6 +53,12 @@ template <class V, class S> constexpr typename __msl_lanes<V>::elem __msl_sc(S s
 // deduction drops it), for ?: operands that differ only in address space.
 template <class T> constexpr T __msl_value(T x) { return x; }
 
+// __msl_thread_ref(r): a generic reference as the thread reference it is.
+// C++ for OpenCL gives `this` of an unqualified method, and unqualified
+// references, the generic address space; Metal has no generic one: they are
+// thread memory, so `thread T& operator[](int i) { return v[i]; }` binds.
+template <class T> inline __private T &__msl_thread_ref(__generic T &r) { return *(__private T *)&r; }
+
 // __msl_lanewise(x): wraps the operand of a C-style cast between vector
 // types, `(float4)__msl_lanewise(i)`, so that the cast converts lane by lane
 // as in Metal instead of reinterpreting the bits (OpenCL's meaning).
