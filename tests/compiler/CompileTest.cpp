@@ -191,7 +191,7 @@ TEST(CompileOptionsTest, StdSetsVersionAndPlatformMacros) {
       {"-std=ios-metal1.2", 120, true},   {"-std=ios-metal2.0", 200, true},
       {"-std=osx-metal1.1", 110, false},  {"-std=osx-metal1.2", 120, false},
       {"-std=osx-metal2.0", 200, false},  {"-std=macos-metal1.2", 120, false},
-      {nullptr, 300, false}, // the default: metal3.0 (macOS)
+      {nullptr, 320, false}, // the default: metal3.2 (macOS), the newest
   };
   for (const auto &c : cases) {
     SCOPED_TRACE(c.option ? c.option : "(default)");

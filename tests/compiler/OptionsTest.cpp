@@ -34,7 +34,7 @@ TEST(MetalOptionsTest, EmptyCommandLineHasSpecDefaults) {
   MetalOptions o = parseOk({});
   EXPECT_EQ(o.std.platform, Platform::MacOS);
   EXPECT_EQ(o.std.major, 3);
-  EXPECT_EQ(o.std.minor, 0);
+  EXPECT_EQ(o.std.minor, 2);
   EXPECT_TRUE(o.fastMath) << "-ffast-math is the default (spec 6.2)";
   EXPECT_FALSE(o.warningsAsErrors);
   EXPECT_FALSE(o.suppressWarnings);
@@ -44,9 +44,9 @@ TEST(MetalOptionsTest, EmptyCommandLineHasSpecDefaults) {
 }
 
 TEST(MetalOptionsTest, NormalizedMakesDefaultsExplicit) {
-  EXPECT_EQ(parseOk({}).normalized(), (Args{"-std=metal3.0", "-ffast-math"}));
+  EXPECT_EQ(parseOk({}).normalized(), (Args{"-std=metal3.2", "-ffast-math"}));
   // Spelling the defaults gives the same normalized form (same action key).
-  EXPECT_EQ(parseOk({"-ffast-math", "-std=metal3.0"}).normalized(), parseOk({}).normalized());
+  EXPECT_EQ(parseOk({"-ffast-math", "-std=metal3.2"}).normalized(), parseOk({}).normalized());
   // Spellings of one revision are one key.
   EXPECT_EQ(parseOk({"-std=osx-metal2.0"}).normalized(), parseOk({"-std=macos-metal2.0"}).normalized());
 }
@@ -62,7 +62,7 @@ TEST(MetalOptionsTest, DefineSeparateJoinedAndWithValueKeepOrder) {
   EXPECT_EQ(o.defines[3], (MacroDefinition{"FOURTH", "a=b"}));
   EXPECT_EQ(o.defines[4], (MacroDefinition{"EMPTY", ""}));
   EXPECT_EQ(o.normalized(),
-            (Args{"-std=metal3.0", "-ffast-math", "-DFIRST=1", "-DSECOND=1", "-DTHIRD=3",
+            (Args{"-std=metal3.2", "-ffast-math", "-DFIRST=1", "-DSECOND=1", "-DTHIRD=3",
                   "-DFOURTH=a=b", "-DEMPTY="}));
 }
 
@@ -72,7 +72,7 @@ TEST(MetalOptionsTest, DefineOrderIsSignificantInNormalizedForm) {
   auto ab = parseOk({"-DX=1", "-DX=2"}).normalized();
   auto ba = parseOk({"-DX=2", "-DX=1"}).normalized();
   EXPECT_NE(ab, ba);
-  EXPECT_EQ(ab, (Args{"-std=metal3.0", "-ffast-math", "-DX=1", "-DX=2"}));
+  EXPECT_EQ(ab, (Args{"-std=metal3.2", "-ffast-math", "-DX=1", "-DX=2"}));
 }
 
 TEST(MetalOptionsTest, DefineSeparateAndJoinedNormalizeAlike) {
@@ -92,7 +92,7 @@ TEST(MetalOptionsTest, DefineErrors) {
 TEST(MetalOptionsTest, IncludeDirBothFormsKeepOrder) {
   MetalOptions o = parseOk({"-I", "inc", "-Ilib/headers", "-I", "."});
   EXPECT_EQ(o.includeDirs, (Args{"inc", "lib/headers", "."}));
-  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-Iinc", "-Ilib/headers",
+  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.2", "-ffast-math", "-Iinc", "-Ilib/headers",
                                   "-I."}));
   EXPECT_NE(parseOk({"-Ia", "-Ib"}).normalized(), parseOk({"-Ib", "-Ia"}).normalized());
 }
@@ -114,7 +114,7 @@ TEST(MetalOptionsTest, IncludeDirMustBeInsideTheCompileRoot) {
 TEST(MetalOptionsTest, ForcedIncludesKeepOrderAndStayInsideTheCompileRoot) {
   MetalOptions o = parseOk({"-include", "pre/a.h", "-I", "inc", "-include", "b.h"});
   EXPECT_EQ(o.forcedIncludes, (Args{"pre/a.h", "b.h"}));
-  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-Iinc", "-include", "pre/a.h", "-include", "b.h"}));
+  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.2", "-ffast-math", "-Iinc", "-include", "pre/a.h", "-include", "b.h"}));
   EXPECT_NE(parseOk({"-include", "a.h", "-include", "b.h"}).normalized(),
             parseOk({"-include", "b.h", "-include", "a.h"}).normalized());
   EXPECT_NE(parseError({"-include"}).find("-include"), std::string::npos);
@@ -227,7 +227,7 @@ TEST(MetalOptionsTest, LaterRevisionsAreAccepted) {
 
 TEST(MetalOptionsTest, LanguageAndDeploymentTargetOptions) {
   MetalOptions o = parseOk({"-x", "metal", "-mmacosx-version-min=10.11"});
-  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-mmacosx-version-min=10.11"}));
+  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.2", "-ffast-math", "-mmacosx-version-min=10.11"}));
   std::string error = parseError({"-x", "c"});
   EXPECT_NE(error.find("metal"), std::string::npos) << error;
 }
@@ -246,7 +246,7 @@ TEST(MetalOptionsTest, FastMathDefaultAndNoFastMath) {
   EXPECT_TRUE(parseOk({"-ffast-math"}).fastMath);
   MetalOptions off = parseOk({"-fno-fast-math"});
   EXPECT_FALSE(off.fastMath);
-  EXPECT_EQ(off.normalized(), (Args{"-std=metal3.0", "-fno-fast-math"}));
+  EXPECT_EQ(off.normalized(), (Args{"-std=metal3.2", "-fno-fast-math"}));
   // Last one wins.
   EXPECT_TRUE(parseOk({"-fno-fast-math", "-ffast-math"}).fastMath);
   EXPECT_FALSE(parseOk({"-ffast-math", "-fno-fast-math"}).fastMath);
@@ -257,13 +257,13 @@ TEST(MetalOptionsTest, WerrorAndW) {
   EXPECT_TRUE(o.warningsAsErrors);
   EXPECT_FALSE(o.suppressWarnings);
   EXPECT_EQ(o.warningFlags, (Args{"-Werror"})) << "-Werror keeps its place among -W flags";
-  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-Werror"}));
+  EXPECT_EQ(o.normalized(), (Args{"-std=metal3.2", "-ffast-math", "-Werror"}));
 
   MetalOptions w = parseOk({"-W"});
   EXPECT_TRUE(w.suppressWarnings);
   EXPECT_FALSE(w.warningsAsErrors);
   EXPECT_TRUE(w.warningFlags.empty());
-  EXPECT_EQ(w.normalized(), (Args{"-std=metal3.0", "-ffast-math", "-W"}));
+  EXPECT_EQ(w.normalized(), (Args{"-std=metal3.2", "-ffast-math", "-W"}));
 }
 
 TEST(MetalOptionsTest, WarningFlagsPassThroughInOrder) {
@@ -272,7 +272,7 @@ TEST(MetalOptionsTest, WarningFlagsPassThroughInOrder) {
   EXPECT_FALSE(o.warningsAsErrors);
   EXPECT_FALSE(o.suppressWarnings);
   auto n = o.normalized();
-  EXPECT_EQ(n, (Args{"-std=metal3.0", "-ffast-math", "-Wno-foo", "-Wunused-variable",
+  EXPECT_EQ(n, (Args{"-std=metal3.2", "-ffast-math", "-Wno-foo", "-Wunused-variable",
                      "-Wno-error=conversion", "-Wall"}));
 }
 

@@ -22,7 +22,7 @@ enum class Platform { IOS, MacOS };
 struct LanguageVersion {
   Platform platform = Platform::MacOS;
   int major = 3;
-  int minor = 0;
+  int minor = 2;
 
   /// The value of __METAL_VERSION__ (e.g. 120 for 1.2, 200 for 2.0).
   int metalVersionMacro() const { return major * 100 + minor * 10; }
@@ -39,10 +39,9 @@ struct MacroDefinition {
 };
 
 struct MetalOptions {
-  /// Default when no -std= is given: Metal 3.0 for macOS, what Apple's
-  /// compiler uses without -std for a macOS 13 deployment target (Xcode 14),
-  /// the default the corpus manifest's "(Xcode default, macOS 13+)" rows
-  /// are written for.
+  /// Default when no -std= is given: the newest language msld supports,
+  /// Metal 3.2, as Apple's compiler takes its SDK's newest without -std
+  /// (corpus-ml's "(Xcode default)" rows use bfloat, Metal 3.1).
   LanguageVersion std;
   std::vector<MacroDefinition> defines;
   /// -I directories, relative to the compile root, in order.
