@@ -4,6 +4,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/ParsedAttrInfo.h"
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
@@ -421,6 +422,14 @@ struct MslAttrInfo : public ParsedAttrInfo {
     // annotation and entry lowering leaves them alone.
     // (Not when it returns a value: the stage collector reports that, in
     // the stage's words.)
+    // `template <...> [[kernel]] void f(...)`: Clang's own error for a
+    // kernel template (what `kernel` gets), which source repair rewrites
+    // (see kernel templates below); as a kernel mark on the pattern it would
+    // check the dependent parameter types as a kernel's.
+    if (n == "__kernel" && cast<FunctionDecl>(D)->isTemplated()) {
+      S.Diag(D->getLocation(), diag::err_template_kernel);
+      return AttributeNotApplied;
+    }
     if ((n == "mesh" || n == "object" || n == "__kernel") && !D->hasAttr<OpenCLKernelAttr>() &&
         cast<FunctionDecl>(D)->getReturnType()->isVoidType())
       D->addAttr(OpenCLKernelAttr::CreateImplicit(S.Context, A.getRange()));

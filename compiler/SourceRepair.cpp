@@ -187,29 +187,67 @@ size_t skipSpace(llvm::StringRef text, size_t i) {
   return i;
 }
 
+// Whether `at` lies in a `#define` (its logical line, across continuations,
+// starts with `#define`).
+bool inMacroDefinition(llvm::StringRef text, size_t at) {
+  size_t start = at;
+  while (true) {
+    size_t nl = text.rfind('\n', start == 0 ? 0 : start - 1);
+    if (nl == llvm::StringRef::npos || start == 0) {
+      start = 0;
+      break;
+    }
+    start = nl + 1;
+    if (nl == 0 || text[nl - 1] != '\\')
+      break;
+    start = nl; // the line before continues into this one
+  }
+  llvm::StringRef line = text.substr(start).ltrim(" \t");
+  if (!line.consume_front("#"))
+    return false;
+  return line.ltrim(" \t").starts_with("define");
+}
+
+// Whether only spaces follow `at` up to the end of a macro body (a newline
+// without continuation, or the end of the text).
+bool macroBodyEndsAt(llvm::StringRef text, size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r'))
+    ++at;
+  return at >= text.size() || text[at] == '\n';
+}
+
 bool wordAt(llvm::StringRef text, size_t i, llvm::StringRef word) {
   return text.substr(i, word.size()) == word && (i == 0 || !isIdentChar(text[i - 1])) &&
          (i + word.size() >= text.size() || !isIdentChar(text[i + word.size()]));
 }
 
-// The parameter names of `(PARAMS)`, or nothing if one has none.
-std::optional<std::string> parameterNames(llvm::StringRef params) {
-  std::string names;
+// One parameter of `(PARAMS)`: its name and its [[...]] attributes.
+struct Parameter {
+  std::string name;       // empty when unnamed (`const device float *`)
+  std::string attributes; // "[[buffer(0)]]", or empty
+};
+
+// The parameters of `(PARAMS)` (the text between the parentheses), or
+// nothing when one cannot be read.
+std::optional<std::vector<Parameter>> parameterList(llvm::StringRef params) {
+  std::vector<Parameter> out;
   int depth = 0;
   size_t start = 0;
   auto take = [&](size_t end) {
     llvm::StringRef p = params.substr(start, end - start);
-    // Drop [[...]] attributes, then take the last identifier.
+    // Set [[...]] attributes aside, then take the last identifier.
+    Parameter param;
     std::string plain;
     for (size_t i = 0; i < p.size(); ++i) {
       if (p.substr(i, 2) == "[[") {
         size_t e = p.find("]]", i);
         if (e == llvm::StringRef::npos)
           return false;
+        param.attributes += p.substr(i, e + 2 - i).str();
         i = e + 1;
         plain += ' ';
       } else {
-        plain += p[i] == '\\' ? ' ' : p[i];
+        plain += p[i] == '\\' || p[i] == '\n' ? ' ' : p[i];
       }
     }
     llvm::StringRef t = llvm::StringRef(plain).rtrim();
@@ -217,9 +255,23 @@ std::optional<std::string> parameterNames(llvm::StringRef params) {
     while (b && isIdentChar(t[b - 1]))
       --b;
     llvm::StringRef name = t.substr(b);
-    if (name.empty() || b == 0 || llvm::StringRef(t.substr(0, b)).trim().empty())
-      return false;
-    names += (names.empty() ? "" : ", ") + name.str();
+    llvm::StringRef type = llvm::StringRef(t.substr(0, b)).trim();
+    // `uint2`, `const device float *`, `constant int &`: a type without a
+    // name (the last word belongs to the type).
+    static const char *kTypeWords[] = {"const", "volatile", "device", "constant", "thread", "threadgroup",
+                                       "unsigned", "signed", "long", "short", "struct"};
+    static const char *kBuiltinTypes[] = {"bool", "char", "uchar", "short", "ushort", "int", "uint", "long",
+                                          "ulong", "half", "float", "bfloat", "size_t", "int32_t", "uint32_t",
+                                          "int64_t", "uint64_t"};
+    llvm::StringRef lastTypeWord = type.substr(type.find_last_of(" \t") == llvm::StringRef::npos
+                                                   ? 0
+                                                   : type.find_last_of(" \t") + 1);
+    if (type.empty() || llvm::is_contained(kTypeWords, lastTypeWord) || llvm::is_contained(kBuiltinTypes, name) ||
+        (name.size() > 1 && isdigit(static_cast<unsigned char>(name.back())) &&
+         llvm::is_contained(kBuiltinTypes, name.drop_back(name.back() == '4' || name.back() == '3' || name.back() == '2' ? 1 : 0))))
+      name = llvm::StringRef();
+    param.name = name.str();
+    out.push_back(std::move(param));
     return true;
   };
   for (size_t i = 0; i < params.size(); ++i) {
@@ -233,6 +285,27 @@ std::optional<std::string> parameterNames(llvm::StringRef params) {
   }
   if (!llvm::StringRef(params).trim().empty() && !take(params.size()))
     return std::nullopt;
+  return out;
+}
+
+// The line breaks of `text` (with their macro continuations), so that a
+// replacement keeps the lines where they were.
+std::string sameLines(llvm::StringRef text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n')
+      out += i && text[i - 1] == '\\' ? " \\\n" : "\n";
+  return out;
+}
+
+// "a, b, c": the names of `params`, or nothing if one has none.
+std::optional<std::string> joinedNames(const std::vector<Parameter> &params) {
+  std::string names;
+  for (const auto &p : params) {
+    if (p.name.empty())
+      return std::nullopt;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
   return names;
 }
 } // namespace
@@ -255,6 +328,8 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
   size_t body = close == llvm::StringRef::npos ? close : text.find_first_of("{;", close);
   if (body == llvm::StringRef::npos || text[body] != '{')
     return;
+  auto templateParams = parameterList(text.substr(open + 1, close - open - 2));
+  auto templateNames = templateParams ? joinedNames(*templateParams) : std::nullopt;
   std::vector<SourceEdit> found = {{unsigned(kernel), 6, "      "},
                                    {unsigned(voidAt), 4, "auto"},
                                    {unsigned(body + 1), 0, "_Pragma(\"msl kernel\") "}};
@@ -290,6 +365,46 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     }
     if (kernelAt == llvm::StringRef::npos)
       continue;
+    // The kernel's parameters as the instance's types with the template's
+    // names and attributes (for instances that give types only).
+    auto declaredFrom = [&](llvm::StringRef instance) {
+      std::string declared;
+      for (size_t k = 0; k < templateParams->size(); ++k)
+        declared += (k ? ", " : "") + std::string("__msl_param_t<decltype(") + instance.str() + "), " +
+                    std::to_string(k) + "> " + (*templateParams)[k].name + " " + (*templateParams)[k].attributes;
+      return declared;
+    };
+    if (wordAt(text, i, "decltype")) {
+      // `template [[host_name("x")]] [[kernel]] decltype(f<float>) f<float>;`
+      size_t open2 = skipSpace(text, i + 8);
+      size_t typeEnd = open2 < text.size() && text[open2] == '(' ? closing(text, open2) : llvm::StringRef::npos;
+      size_t n = typeEnd == llvm::StringRef::npos ? typeEnd : skipSpace(text, typeEnd);
+      if (n == llvm::StringRef::npos || !wordAt(text, n, f))
+        continue;
+      size_t args = skipSpace(text, n + f.size());
+      size_t argsEnd = args < text.size() && text[args] == '<' ? closing(text, args) : llvm::StringRef::npos;
+      if (argsEnd == llvm::StringRef::npos)
+        continue;
+      size_t semi = skipSpace(text, argsEnd);
+      bool semiAtUse = macroBodyEndsAt(text, argsEnd) && inMacroDefinition(text, t);
+      if (!semiAtUse && (semi >= text.size() || text[semi] != ';'))
+        continue;
+      llvm::StringRef instance = text.substr(n, argsEnd - n);
+      if (!templateNames || instance.contains('\n'))
+        return;
+      found.push_back({unsigned(t), 8, "        "});
+      if (!attributes.empty())
+        found.push_back({unsigned(kernelAt), 0, attributes});
+      found.push_back({unsigned(i), unsigned(typeEnd - i), "void" + sameLines(text.substr(i, typeEnd - i))});
+      found.push_back({unsigned(n), unsigned(instance.size()),
+                       "__MSL_KERNEL_NAME(" + f.str() + ")(" + declaredFrom(instance) + ")"});
+      std::string call = " { " + instance.str() + "(" + *templateNames + "); }";
+      if (semiAtUse)
+        found.push_back({unsigned(argsEnd), 0, call});
+      else
+        found.push_back({unsigned(semi), 1, call});
+      continue;
+    }
     if (!wordAt(text, i, "void"))
       continue;
     size_t n = skipSpace(text, i + 4);
@@ -304,17 +419,37 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
       continue;
     size_t paramsEnd = closing(text, params);
     size_t semi = paramsEnd == llvm::StringRef::npos ? paramsEnd : skipSpace(text, paramsEnd);
-    if (semi == llvm::StringRef::npos || text[semi] != ';')
+    // In a macro (`#define INSTANTIATE(T) template [[host_name(...)]] kernel
+    // void f<T>(...)`), the `;` may follow each use of the macro instead:
+    // the body then gets the definition and each use's `;` is an empty
+    // declaration.
+    bool semiAtUse = paramsEnd != llvm::StringRef::npos && macroBodyEndsAt(text, paramsEnd) &&
+                     inMacroDefinition(text, t);
+    if (!semiAtUse && (semi == llvm::StringRef::npos || text[semi] != ';'))
       continue;
     llvm::StringRef instance = text.substr(n, argsEnd - n);
-    auto names = parameterNames(text.substr(params + 1, paramsEnd - params - 2));
-    if (!names || instance.contains('\n'))
+    llvm::StringRef paramText = text.substr(params + 1, paramsEnd - params - 2);
+    auto instanceParams = parameterList(paramText);
+    if (!instanceParams || instance.contains('\n'))
       return; // not every instantiation can be rewritten: leave it all
+    auto names = joinedNames(*instanceParams);
+    if (!names) {
+      // Parameters given as types only (`void f<float>(const device float *,
+      // uint);`): the kernel's parameters are the instance's types with the
+      // template's names and attributes.
+      if (!templateNames || templateParams->size() != instanceParams->size())
+        return;
+      found.push_back({unsigned(params + 1), unsigned(paramText.size()), declaredFrom(instance) + sameLines(paramText)});
+      names = templateNames;
+    }
     found.push_back({unsigned(t), 8, "        "});
     if (!attributes.empty())
       found.push_back({unsigned(kernelAt), 0, attributes});
     found.push_back({unsigned(n), unsigned(instance.size()), "__MSL_KERNEL_NAME(" + f.str() + ")"});
-    found.push_back({unsigned(semi), 1, " { " + instance.str() + "(" + *names + "); }"});
+    if (semiAtUse)
+      found.push_back({unsigned(paramsEnd), 0, " { " + instance.str() + "(" + *names + "); }"});
+    else
+      found.push_back({unsigned(semi), 1, " { " + instance.str() + "(" + *names + "); }"});
   }
   edits.insert(edits.end(), found.begin(), found.end());
 }
