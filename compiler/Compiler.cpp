@@ -275,11 +275,6 @@ private:
   }
 
   std::string typeName(clang::QualType t) const {
-    // The kernel source repair writes for an instance given by parameter
-    // types has `__msl_param_t<decltype(f<T>), i>` parameters: shown as the
-    // type they stand for.
-    for (int step = 0; step < 16 && llvm::StringRef(t.getAsString(policy_)).contains("__msl_param"); ++step)
-      t = t.getSingleStepDesugaredType(ci_.getASTContext());
     return t.getUnqualifiedType().getAsString(policy_);
   }
 

@@ -223,8 +223,9 @@ bool wordAt(llvm::StringRef text, size_t i, llvm::StringRef word) {
 
 // One parameter of `(PARAMS)`: its name and its [[...]] attributes.
 struct Parameter {
-  std::string name;       // empty when unnamed (`const device float *`)
-  std::string attributes; // "[[buffer(0)]]", or empty
+  std::string declaration; // without attributes: `device T *data`, `uint2`
+  std::string name;        // empty when unnamed (`const device float *`)
+  std::string attributes;  // "[[buffer(0)]]", or empty
 };
 
 // The parameters of `(PARAMS)` (the text between the parentheses), or
@@ -250,7 +251,8 @@ std::optional<std::vector<Parameter>> parameterList(llvm::StringRef params) {
         plain += p[i] == '\\' || p[i] == '\n' ? ' ' : p[i];
       }
     }
-    llvm::StringRef t = llvm::StringRef(plain).rtrim();
+    llvm::StringRef t = llvm::StringRef(plain).trim();
+    param.declaration = t.str();
     size_t b = t.size();
     while (b && isIdentChar(t[b - 1]))
       --b;
@@ -285,6 +287,77 @@ std::optional<std::vector<Parameter>> parameterList(llvm::StringRef params) {
   }
   if (!llvm::StringRef(params).trim().empty() && !take(params.size()))
     return std::nullopt;
+  return out;
+}
+
+// Splits `list` at its top-level commas.
+std::vector<llvm::StringRef> topLevelItems(llvm::StringRef list) {
+  std::vector<llvm::StringRef> items;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    char c = i < list.size() ? list[i] : ',';
+    depth += (c == '(' || c == '<' || c == '[' || c == '{') ? 1 : (c == ')' || c == '>' || c == ']' || c == '}') ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      items.push_back(list.substr(start, i - start).trim());
+      start = i + 1;
+    }
+  }
+  return items;
+}
+
+// The names in a template parameter list (`typename T, int N = 4`: T, N),
+// or nothing for a form this does not read (packs, defaults).
+std::optional<std::vector<std::string>> templateParameterNames(llvm::StringRef list) {
+  std::vector<std::string> names;
+  for (llvm::StringRef item : topLevelItems(list)) {
+    if (item.contains("...") || item.contains('=') || item.empty())
+      return std::nullopt;
+    size_t b = item.size();
+    while (b && isIdentChar(item[b - 1]))
+      --b;
+    if (b == item.size() || b == 0)
+      return std::nullopt;
+    names.push_back(item.substr(b).str());
+  }
+  return names;
+}
+
+// The template arguments of `f<float, 2>`: float, 2.
+std::optional<std::vector<std::string>> templateArguments(llvm::StringRef instance) {
+  size_t lt = instance.find('<');
+  if (lt == llvm::StringRef::npos || !instance.ends_with(">"))
+    return std::nullopt;
+  std::vector<std::string> args;
+  for (llvm::StringRef item : topLevelItems(instance.substr(lt + 1, instance.size() - lt - 2)))
+    args.push_back(item.str());
+  return args;
+}
+
+// `text` with each whole word in `names` replaced by its `values` entry
+// (parenthesized when it is not one token, so `N * 2` keeps its meaning).
+std::string substituteWords(llvm::StringRef text, const std::vector<std::string> &names,
+                            const std::vector<std::string> &values) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (isIdentChar(text[i]) && (i == 0 || !isIdentChar(text[i - 1]))) {
+      size_t e = i;
+      while (e < text.size() && isIdentChar(text[e]))
+        ++e;
+      llvm::StringRef word = text.substr(i, e - i);
+      auto it = std::find(names.begin(), names.end(), word);
+      if (it != names.end()) {
+        const std::string &v = values[it - names.begin()];
+        bool simple = std::all_of(v.begin(), v.end(), [](char c) { return isIdentChar(c) || c == ':'; });
+        out += simple ? v : "(" + v + ")";
+      } else {
+        out += word.str();
+      }
+      i = e;
+    } else {
+      out += text[i++];
+    }
+  }
   return out;
 }
 
@@ -330,6 +403,13 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     return;
   auto templateParams = parameterList(text.substr(open + 1, close - open - 2));
   auto templateNames = templateParams ? joinedNames(*templateParams) : std::nullopt;
+  // The template parameters' names (`template <typename T, int N>`: T, N).
+  std::optional<std::vector<std::string>> templateHeadNames;
+  if (size_t t0 = text.substr(0, head).rfind("template"); t0 != llvm::StringRef::npos) {
+    size_t lt = skipSpace(text, t0 + 8);
+    if (lt < head && text[lt] == '<')
+      templateHeadNames = templateParameterNames(text.substr(lt + 1, head - lt - 1));
+  }
   std::vector<SourceEdit> found = {{unsigned(kernel), 6, "      "},
                                    {unsigned(voidAt), 4, "auto"},
                                    {unsigned(body + 1), 0, "_Pragma(\"msl kernel\") "}};
@@ -365,13 +445,17 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
     }
     if (kernelAt == llvm::StringRef::npos)
       continue;
-    // The kernel's parameters as the instance's types with the template's
-    // names and attributes (for instances that give types only).
-    auto declaredFrom = [&](llvm::StringRef instance) {
+    // The template's parameters with the instance's template arguments for
+    // its template parameters (`device T *data [[buffer(0)]]` for
+    // f<float>: `device float *data [[buffer(0)]]`).
+    auto declaredFrom = [&](llvm::StringRef instance) -> std::optional<std::string> {
+      auto args = templateArguments(instance);
+      if (!args || !templateHeadNames || args->size() != templateHeadNames->size())
+        return std::nullopt;
       std::string declared;
       for (size_t k = 0; k < templateParams->size(); ++k)
-        declared += (k ? ", " : "") + std::string("__msl_param_t<decltype(") + instance.str() + "), " +
-                    std::to_string(k) + "> " + (*templateParams)[k].name + " " + (*templateParams)[k].attributes;
+        declared += (k ? ", " : "") + substituteWords((*templateParams)[k].declaration, *templateHeadNames, *args) +
+                    " " + (*templateParams)[k].attributes;
       return declared;
     };
     if (wordAt(text, i, "decltype")) {
@@ -390,14 +474,15 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
       if (!semiAtUse && (semi >= text.size() || text[semi] != ';'))
         continue;
       llvm::StringRef instance = text.substr(n, argsEnd - n);
-      if (!templateNames || instance.contains('\n'))
+      auto declared = templateNames && !instance.contains('\n') ? declaredFrom(instance) : std::nullopt;
+      if (!declared)
         return;
       found.push_back({unsigned(t), 8, "        "});
       if (!attributes.empty())
         found.push_back({unsigned(kernelAt), 0, attributes});
       found.push_back({unsigned(i), unsigned(typeEnd - i), "void" + sameLines(text.substr(i, typeEnd - i))});
       found.push_back({unsigned(n), unsigned(instance.size()),
-                       "__MSL_KERNEL_NAME(" + f.str() + ")(" + declaredFrom(instance) + ")"});
+                       "__MSL_KERNEL_NAME(" + f.str() + ")(" + *declared + ")"});
       std::string call = " { " + instance.str() + "(" + *templateNames + "); }";
       if (semiAtUse)
         found.push_back({unsigned(argsEnd), 0, call});
@@ -439,7 +524,13 @@ void kernelTemplateEdits(llvm::StringRef text, size_t name, std::vector<SourceEd
       // template's names and attributes.
       if (!templateNames || templateParams->size() != instanceParams->size())
         return;
-      found.push_back({unsigned(params + 1), unsigned(paramText.size()), declaredFrom(instance) + sameLines(paramText)});
+      std::string declared;
+      for (size_t k = 0; k < instanceParams->size(); ++k) {
+        const Parameter &own = (*instanceParams)[k], &pattern = (*templateParams)[k];
+        declared += (k ? ", " : "") + (own.name.empty() ? own.declaration + " " + pattern.name : own.declaration) +
+                    " " + (own.attributes.empty() ? pattern.attributes : own.attributes);
+      }
+      found.push_back({unsigned(params + 1), unsigned(paramText.size()), declared + sameLines(paramText)});
       names = templateNames;
     }
     found.push_back({unsigned(t), 8, "        "});

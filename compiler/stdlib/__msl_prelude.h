@@ -94,6 +94,7 @@ __MSL_VEC_TYPES(half, half)
 __MSL_VEC_TYPES(float, float)
 // bfloat (Metal 3.1): Clang's __bf16, which both targets compute with.
 #if __METAL_VERSION__ >= 310
+#define __HAVE_BFLOAT__ 1
 typedef __bf16 bfloat;
 __MSL_VEC_TYPES(__bf16, bfloat)
 #else

@@ -81,15 +81,6 @@ template <class T, class U> constexpr T __msl_scast(U u) {
     return static_cast<T>(u);
 }
 
-// __msl_param_t<decltype(f<float>), i>: the i-th parameter type of a
-// function type, for the kernel source repair writes for an instantiation
-// given with parameter types only.
-template <class F, unsigned I> struct __msl_param;
-template <class R, class... A, unsigned I> struct __msl_param<R(A...), I> {
-  using type = __type_pack_element<I, A...>;
-};
-template <class F, unsigned I> using __msl_param_t = typename __msl_param<F, I>::type;
-
 // __MSL_KERNEL_NAME(f): a fresh name for the kernel source repair writes for
 // each instantiation of a kernel template f (`template [[host_name("x")]]
 // kernel void f<float>(...);`): f_msl_instance_<n>. Its API name is the

@@ -1,4 +1,4 @@
-// Kernel template forms: [[kernel]] on the template, instantiations with
+// Kernel template forms (with threadgroup memory in the body): [[kernel]] on the template, instantiations with
 // parameter types only, `decltype(f<T>) f<T>;`, and a macro whose uses end
 // in `;`. Each instance is an entry point under its host name.
 // msl-target: nvptx64
@@ -8,7 +8,10 @@ using namespace metal;
 template <typename T, int N>
 [[kernel]] void scale_by(device T *data [[buffer(0)]], constant T &factor [[buffer(1)]],
                          uint i [[thread_position_in_grid]]) {
-  data[i] = data[i] * factor * T(N);
+  threadgroup T staged[32]; // (kernel bodies may declare threadgroup memory)
+  staged[i % 32] = data[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  data[i] = staged[i % 32] * factor * T(N);
 }
 
 template [[host_name("scale_by_float_2")]] [[kernel]]
