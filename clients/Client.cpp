@@ -3,6 +3,7 @@
 #include "msl/cache/Digest.h"
 
 #include <algorithm>
+#include <fstream>
 #include <future>
 #include <set>
 #include <thread>
@@ -129,6 +130,38 @@ std::string describeStatus(const grpc::Status& status) {
   return out;
 }
 
+bool loadTlsFiles(const std::string& ca_file, const std::string& cert_file, const std::string& key_file,
+                  ClientOptions* options, std::string* error) {
+  auto read = [&](const std::string& path, const char* what, std::string* out) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text;
+    if (in) {
+      constexpr std::size_t kMax = 1 << 20;  // a PEM file, not an arbitrary one
+      text.resize(kMax + 1);
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<std::size_t>(in.gcount()));
+      if (text.size() > kMax) return *error = std::string(what) + " " + path + ": larger than 1 MiB", false;
+    }
+    if (!in && !in.eof()) return *error = std::string(what) + " " + path + ": cannot read", false;
+    if (text.find("-----BEGIN ") == std::string::npos)
+      return *error = std::string(what) + " " + path + ": not a PEM file", false;
+    *out = std::move(text);
+    return true;
+  };
+  if (cert_file.empty() != key_file.empty()) {
+    *error = "a client certificate needs both --tls-cert and --tls-key";
+    return false;
+  }
+  ClientOptions::Tls tls;
+  tls.enabled = true;
+  if (!ca_file.empty() && !read(ca_file, "--tls-ca", &tls.root_certs_pem)) return false;
+  if (!cert_file.empty() && (!read(cert_file, "--tls-cert", &tls.cert_chain_pem) ||
+                             !read(key_file, "--tls-key", &tls.private_key_pem)))
+    return false;
+  options->tls = std::move(tls);
+  return true;
+}
+
 Client::Client(const std::string& address) : Client([&] {
   ClientOptions o;
   o.address = address;
@@ -143,7 +176,15 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
               static_cast<int>(options_.initial_reconnect_backoff.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(options_.max_reconnect_backoff.count()));
-  auto creds = options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials();
+  std::shared_ptr<grpc::ChannelCredentials> creds = options_.credentials;
+  if (!creds && options_.tls.enabled) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options_.tls.root_certs_pem;
+    ssl.pem_cert_chain = options_.tls.cert_chain_pem;
+    ssl.pem_private_key = options_.tls.private_key_pem;
+    creds = grpc::SslCredentials(ssl);
+  }
+  if (!creds) creds = grpc::InsecureChannelCredentials();
   channel_ = grpc::CreateCustomChannel(options_.address, creds, args);
   cas_ = msl::v1::ContentAddressableStorage::NewStub(channel_);
   compiler_ = msl::v1::Compiler::NewStub(channel_);
@@ -152,6 +193,11 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
 
 void Client::prepare(grpc::ClientContext& context) const {
   context.set_deadline(Clock::now() + options_.call_deadline);
+  addToken(context);
+}
+
+void Client::addToken(grpc::ClientContext& context) const {
+  if (!options_.auth_token.empty()) context.AddMetadata("authorization", "Bearer " + options_.auth_token);
 }
 
 std::size_t Client::batchBudget() const {
@@ -207,6 +253,7 @@ Result<HealthCheck> Client::waitUntilHealthy(Clock::time_point deadline) const {
     } else {
       msl::v1::FindMissingBlobsRequest req;
       msl::v1::FindMissingBlobsResponse resp;
+      addToken(ctx);
       grpc::Status s = cas_->FindMissingBlobs(&ctx, req, &resp);
       if (s.ok()) return HealthCheck{HealthSource::kCasProbe};
       last = describeStatus(s);

@@ -1,6 +1,7 @@
 #include "msl/client/MslcDriver.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "msl/client/Client.h"
+#include "msl/client/FastCompile.h"
 
 namespace fs = std::filesystem;
 
@@ -17,20 +19,6 @@ namespace {
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Where root/rel really is (every symlink resolved) when that is outside
-// root's real path; nullopt when it stays inside. A path that cannot be
-// resolved counts as outside.
-std::optional<fs::path> realPathOutsideRoot(const fs::path& root, const std::string& rel) {
-  std::error_code ec;
-  fs::path realRoot = fs::canonical(root, ec);
-  if (ec) return root / rel;
-  fs::path real = fs::canonical(root / rel, ec);
-  if (ec) return root / rel;
-  fs::path inside = real.lexically_relative(realRoot);
-  if (inside.empty() || *inside.begin() == "..") return real;
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -115,15 +103,26 @@ std::optional<std::string> relativeToRoot(const fs::path& path, const fs::path& 
 }
 
 std::string usage() {
-  return R"(usage: mslc [--server HOST:PORT] -c FILE.metal -o OUT [metal options]
+  return R"(usage: mslc [--server HOST:PORT] [-c|-S] FILE.metal... [-o OUT] [metal options]
+            [-MD|-MMD] [-MF FILE] [-MT TARGET] [-MQ TARGET] [-MP]
             [--target x86_64|nvptx64[-sm_NN]] [--emit llvm-bc|llvm-ir|ptx|reflection]
+            [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] [--token-file FILE]
        mslc run FILE.metal --kernel NAME ...   (runs a kernel; see mslc run --help)
 
-Compiles a Metal Shading Language source on an msld server.
+Compiles Metal Shading Language sources on an msld server, as `metal -c` does.
 
-  -c FILE          the source (a path under the current directory)
+  -c               compile each FILE.metal (any path) to NAME.air in the current
+                   directory, or to -o OUT (one input only; '-' for stdout)
+  -S               LLVM IR (PTX for nvptx64) instead, NAME.ll (NAME.ptx)
+  -emit-llvm       with -S: LLVM IR; with -c: LLVM bitcode (also for nvptx64)
   -o OUT           where to write the artifact; '-' for stdout
+  -MD, -MMD        also write a Make dependency file (OUT with .d for its
+                   extension, or -MF FILE), as clang does
+  -MF FILE, -MT TARGET, -MQ TARGET (quoted for Make), -MP (a phony rule per header)
   --server ADDR    the msld server (default: $MSLD_ADDRESS, else 127.0.0.1:8980)
+  --tls-ca FILE    connect over TLS; verify the server's certificate with this CA
+  --tls-cert FILE, --tls-key FILE   client certificate and key (msld --tls-client-ca)
+  --token-file F   send the token in F (default: $MSLD_TOKEN) as 'authorization: Bearer'
   --target T       x86_64 (default), nvptx64 (server's default SM), nvptx64-sm_NN
   --emit KIND      llvm-bc (default for x86_64), llvm-ir, ptx (default for nvptx64),
                    reflection (JSON)
@@ -134,14 +133,17 @@ Compiles a Metal Shading Language source on an msld server.
 
 Metal options (passed to the server):
   -D name, -Dname, -D name=def, -Dname=def   predefine a macro
-  -I dir, -Idir    add a header search directory (under the current directory)
-  -include FILE    include FILE (under the current directory) before the source
+  -I dir, -Idir    add a header search directory (any path)
+  -include FILE    include FILE (any path) before the source
   -std=VERSION     language revision, e.g. -std=ios-metal2.0
   -ffast-math, -fno-fast-math
   -Werror, -W, -W<warning> (e.g. -Wno-unused-variable)
 
 Headers included by the source are found here (quotes: the including file's
-folder, then -I dirs; angle brackets: -I dirs) and sent with the request.
+folder, then -I dirs; angle brackets: -I dirs) and sent with the request: only
+the files the source includes, under the current directory or a folder the
+command line names. Diagnostics name files as you spelled them.
+Exit status: 0 on success, 1 when any input failed.
 )";
 }
 
@@ -188,6 +190,15 @@ OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOption
     if (!args.value("--server", true, &v, error)) return OptionParse::kFailed;
     if (v.empty()) return fail("empty --server address");
     out->server = v;
+  } else if (args.is("--tls-ca") || args.is("--tls-cert") || args.is("--tls-key") ||
+             args.is("--token-file")) {
+    std::string flag = a.substr(0, a.find('='));
+    if (!args.value(flag, true, &v, error)) return OptionParse::kFailed;
+    if (v.empty()) return fail("empty " + flag + " file");
+    (flag == "--tls-ca"     ? out->tls_ca
+     : flag == "--tls-cert" ? out->tls_cert
+     : flag == "--tls-key"  ? out->tls_key
+                            : out->token_file) = v;
   } else if (a == "--stats") {
     out->stats = true;
   } else if (startsWith(a, "-D")) {
@@ -198,23 +209,17 @@ OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOption
   } else if (startsWith(a, "-I")) {
     if (!args.value("-I", true, &v, error)) return OptionParse::kFailed;
     if (v.empty()) return fail("missing directory in '" + a + "'");
-    auto rel = relativeToRoot(v, cwd);
-    if (!rel) {
-      out->warnings.push_back("ignoring -I " + v +
-                              ": outside the current directory, which is all the server can see");
-      return OptionParse::kTaken;
-    }
+    // Kept as spelled (a host path, anywhere): loadSources maps it to the
+    // request's relative path, and headers found in it print as clang would.
     out->options.push_back("-I");
-    out->options.push_back(*rel);
-    out->include_dirs.push_back(*rel);
+    out->options.push_back(v);
+    out->include_dirs.push_back(v);
   } else if (a == "-include") {
     if (!args.value("-include", false, &v, error)) return OptionParse::kFailed;
-    auto rel = relativeToRoot(v, cwd);
-    if (!rel || *rel == ".")
-      return fail("-include " + v + ": not a file under the current directory, which is all the server can see");
+    if (v.empty()) return fail("missing file in '-include'");
     out->options.push_back("-include");
-    out->options.push_back(*rel);
-    out->forced_includes.push_back(*rel);
+    out->options.push_back(v);
+    out->forced_includes.push_back(v);
   } else if (args.is("--constant")) {
     if (!args.value("--constant", true, &v, error)) return OptionParse::kFailed;
     auto eq = v.find('=');
@@ -237,7 +242,7 @@ bool parseCommandLine(const std::vector<std::string>& args, const char* env_addr
   Invocation inv;
   static_cast<SourceOptions&>(inv) = defaultSourceOptions(env_address);
   std::optional<std::string> targetSpec, emitSpec;
-  bool haveInput = false, haveOutput = false;
+  bool haveOutput = false, assemble = false, emitLlvm = false;
 
   for (ArgReader r(args); !r.done(); r.next()) {
     const std::string a = r.arg();
@@ -256,23 +261,36 @@ bool parseCommandLine(const std::vector<std::string>& args, const char* env_addr
       if (!r.value("--emit", true, &v, error)) return false;
       emitSpec = v;
     } else if (a == "-c") {
-      if (!r.value("-c", false, &v, error)) return false;
-      if (haveInput) return *error = "more than one input file", false;
-      inv.input = v;
-      haveInput = true;
-    } else if (a == "-o") {
-      if (!r.value("-o", false, &v, error)) return false;
+      // Compile only, as `metal -c`: what mslc always does (the inputs are
+      // the arguments that are not options: `-c a.metal b.metal`).
+    } else if (a == "-S") {
+      assemble = true;
+    } else if (a == "-emit-llvm") {
+      emitLlvm = true;
+    } else if (startsWith(a, "-o")) {
+      if (!r.value("-o", true, &v, error)) return false;
+      if (v.empty()) return *error = "missing filename after '-o'", false;
       if (haveOutput) return *error = "more than one -o", false;
       inv.output = v;
       haveOutput = true;
+    } else if (a == "-MD" || a == "-MMD") {
+      inv.deps.write = true;
+      inv.deps.system = a == "-MD";
+    } else if (a == "-MP") {
+      inv.deps.phony = true;
+    } else if (startsWith(a, "-MF") || startsWith(a, "-MT") || startsWith(a, "-MQ")) {
+      const std::string flag = a.substr(0, 3);
+      if (!r.value(flag, true, &v, error)) return false;
+      if (v.empty()) return *error = "missing argument to '" + flag + "'", false;
+      if (flag == "-MF") inv.deps.file = v;
+      else inv.deps.targets.push_back(flag == "-MT" ? v : quoteMakeTarget(v));
+    } else if (a == "-") {
+      return *error = "reading the source from standard input is not supported", false;
     } else if (a.size() > 1 && a.front() == '-') {
       *error = "unknown argument: '" + a + "'";
       return false;
     } else {
-      // A bare file name is taken as the input too.
-      if (haveInput) return *error = "more than one input file ('" + inv.input + "', '" + a + "')", false;
-      inv.input = a;
-      haveInput = true;
+      inv.inputs.push_back(a);
     }
   }
 
@@ -282,6 +300,7 @@ bool parseCommandLine(const std::vector<std::string>& args, const char* env_addr
   }
   if (targetSpec && !parseTarget(*targetSpec, &inv.target, error)) return false;
   if (!targetSpec) inv.target.set_arch(msl::v1::Target::X86_64);
+  const bool nvptx = inv.target.arch() == msl::v1::Target::NVPTX64;
   if (emitSpec) {
     auto k = parseEmit(*emitSpec);
     if (!k) {
@@ -289,15 +308,23 @@ bool parseCommandLine(const std::vector<std::string>& args, const char* env_addr
       return false;
     }
     inv.emit = *k;
+  } else if (assemble) {
+    // -S: the target's assembly (PTX for nvptx64); -S -emit-llvm: LLVM IR.
+    inv.emit = nvptx && !emitLlvm ? msl::v1::PTX : msl::v1::LLVM_IR;
   } else {
-    inv.emit = defaultEmit(inv.target);
+    // -c: AIR-like LLVM bitcode for x86_64, PTX for nvptx64; -c -emit-llvm: LLVM bitcode.
+    inv.emit = emitLlvm ? msl::v1::LLVM_BITCODE : defaultEmit(inv.target);
   }
-  if (inv.emit == msl::v1::PTX && inv.target.arch() != msl::v1::Target::NVPTX64) {
+  if (inv.emit == msl::v1::PTX && !nvptx) {
     *error = "--emit ptx needs --target nvptx64";
     return false;
   }
-  if (!haveInput) return *error = "no input file (-c FILE.metal)", false;
-  if (!haveOutput) return *error = "no output file (-o OUT)", false;
+  if (inv.inputs.empty()) return *error = "no input files", false;
+  if (haveOutput && inv.inputs.size() > 1)
+    return *error = "cannot specify -o when generating multiple output files", false;
+  if (inv.deps.write && !inv.deps.file.empty() && inv.inputs.size() > 1)
+    return *error = "cannot specify -MF when generating multiple dependency files", false;
+  inv.input = inv.inputs.front();
   *out = std::move(inv);
   return true;
 }
@@ -422,71 +449,7 @@ std::vector<IncludeDirective> scanIncludes(std::string_view src) {
   return out;
 }
 
-CollectedSources collectIncludes(const fs::path& root, const std::string& main_path,
-                                 std::string_view main_source,
-                                 const std::vector<std::string>& include_dirs) {
-  CollectedSources result;
-  std::set<std::string> seen{main_path};
-  std::set<std::string> warned;
-  struct Pending {
-    std::string path;
-    std::string_view text;
-  };
-  std::deque<Pending> queue{{main_path, main_source}};
-  auto warnOnce = [&](const std::string& w) {
-    if (warned.insert(w).second) result.warnings.push_back(w);
-  };
-
-  while (!queue.empty()) {
-    Pending cur = queue.front();
-    queue.pop_front();
-    const std::string folder = fs::path(cur.path).parent_path().generic_string();
-    for (const auto& inc : scanIncludes(cur.text)) {
-      const std::string where = cur.path + ":" + std::to_string(inc.line);
-      if (fs::path(inc.name).is_absolute()) {
-        warnOnce(where + ": not sending absolute include '" + inc.name + "'");
-        continue;
-      }
-      std::vector<std::string> dirs;
-      if (!inc.angled && !inc.next) dirs.push_back(folder.empty() ? "." : folder);
-      dirs.insert(dirs.end(), include_dirs.begin(), include_dirs.end());
-      for (const auto& dir : dirs) {
-        fs::path candidate = fs::path(dir) / inc.name;
-        std::error_code ec;
-        auto rel = relativeToRoot(candidate, root);
-        if (!rel) {
-          if (fs::is_regular_file(root / candidate, ec)) {
-            warnOnce(where + ": not sending '" + (root / candidate).lexically_normal().string() +
-                     "': outside the current directory");
-          }
-          continue;
-        }
-        if (!fs::is_regular_file(root / *rel, ec)) continue;
-        if (seen.insert(*rel).second) {
-          // A symlink (of the header or a folder on its way) must not take
-          // us out of the tree: evil.h -> /etc/passwd would be uploaded and
-          // come back in diagnostics.
-          if (auto real = realPathOutsideRoot(root, *rel)) {
-            result.errors.push_back(where + ": refusing to send '" + *rel + "': it resolves to '" +
-                                    real->string() + "', outside the source tree '" +
-                                    root.string() + "'");
-            if (!inc.next) break;
-            continue;
-          }
-          std::string bytes;
-          if (!readFile(root / *rel, &bytes)) {
-            warnOnce(where + ": cannot read '" + *rel + "'; not sending it");
-            continue;
-          }
-          auto [it, _] = result.files.emplace(*rel, std::move(bytes));
-          queue.push_back({*rel, it->second});
-        }
-        if (!inc.next) break;  // the first match wins, as for the compiler
-      }
-    }
-  }
-  return result;
-}
+// collectIncludes, loadSources: MslcSources.cpp.
 
 std::string_view severityName(msl::v1::Diagnostic::Severity severity) {
   switch (severity) {
@@ -538,80 +501,155 @@ std::string formatDiagnostics(const msl::v1::CompileResponse& response) {
   return out + formatSummary(response);
 }
 
-bool loadSources(const std::string& input, const SourceOptions& options, const fs::path& cwd,
-                 LoadedSources* out, std::ostream& err) {
-  // One file under cwd: its path relative to cwd and its bytes.
-  auto load = [&](const std::string& given, std::string* rel, std::string* bytes) {
-    std::error_code ec;
-    auto path = relativeToRoot(given, cwd);
-    if (!path || *path == ".") {
-      err << "mslc: error: '" << given
-          << "' is not a file under the current directory (the server sees only paths relative to it)\n";
-      return false;
-    }
-    if (!fs::is_regular_file(cwd / *path, ec)) {
-      err << "mslc: error: cannot read '" << given << "'\n";
-      return false;
-    }
-    if (auto real = realPathOutsideRoot(cwd, *path)) {
-      err << "mslc: error: refusing to send '" << given << "': it resolves to '" << real->string()
-          << "', outside the current directory '" << cwd.string() << "'\n";
-      return false;
-    }
-    if (!readFile(cwd / *path, bytes)) {
-      err << "mslc: error: cannot read '" << given << "'\n";
-      return false;
-    }
-    *rel = std::move(*path);
-    return true;
-  };
-  std::string mainPath, source;
-  if (!load(input, &mainPath, &source)) return false;
-  std::map<std::string, std::string> files;
-  auto collect = [&](const std::string& path, std::string_view text) {
-    CollectedSources collected = collectIncludes(cwd, path, text, options.include_dirs);
-    for (const auto& w : collected.warnings) err << "mslc: warning: " << w << "\n";
-    for (const auto& e : collected.errors) err << "mslc: error: " << e << "\n";
-    files.merge(collected.files);
-    return collected.errors.empty();
-  };
-  if (!collect(mainPath, source)) return false;
-  for (const std::string& forced : options.forced_includes) {
-    std::string rel, bytes;
-    if (!load(forced, &rel, &bytes)) return false;
-    auto [it, _] = files.insert_or_assign(rel, std::move(bytes));
-    if (!collect(rel, it->second)) return false;
+bool makeClientOptions(const SourceOptions& options, const char* env_token, ClientOptions* out,
+                       std::string* error) {
+  ClientOptions copts;
+  copts.address = options.server;
+  if ((!options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty()) &&
+      !loadTlsFiles(options.tls_ca, options.tls_cert, options.tls_key, &copts, error))
+    return false;
+  std::string token;
+  if (!options.token_file.empty()) {
+    std::ifstream in(options.token_file, std::ios::binary);
+    if (!in) return *error = "--token-file " + options.token_file + ": cannot read", false;
+    std::getline(in, token);  // the first line
+    if (token.size() > 4096) return *error = "--token-file " + options.token_file + ": token too long", false;
+  } else if (env_token) {
+    token = env_token;
   }
-  out->main_path = std::move(mainPath);
-  out->main_source = std::move(source);
-  out->files = std::move(files);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(0, 1);
+  if (!options.token_file.empty() && token.empty())
+    return *error = "--token-file " + options.token_file + ": no token in its first line", false;
+  for (char c : token)
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f)
+      return *error = std::string(options.token_file.empty() ? "$MSLD_TOKEN" : "the --token-file") +
+                      " token contains blanks or control characters",
+             false;
+  copts.auth_token = std::move(token);
+  *out = std::move(copts);
   return true;
 }
 
-int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
-        std::ostream& err) {
-  Invocation inv;
-  fs::path cwd;
-  LoadedSources sources;
-  if (auto done = startCommand(args, env_address, out, err, parseCommandLine, usage, "mslc --help", &inv, &cwd,
-                               &sources))
-    return *done;
+std::string describeFailure(const grpc::Status& status, const SourceOptions& options, bool with_server) {
+  std::string out = "mslc: error: ";
+  if (with_server || status.error_code() == grpc::StatusCode::UNAVAILABLE) out += options.server + ": ";
+  out += describeStatus(status) + "\n";
+  bool tls = !options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty();
+  const std::string& m = status.error_message();
+  auto has = [&](const char* text) { return m.find(text) != std::string::npos; };
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      if (has("onnection refused") || has("DNS resolution failed")) {
+        out += "mslc: note: nothing answers at " + options.server + ": is msld running there?\n";
+      } else if (!tls) {
+        out += "mslc: note: the connection closed before the server answered: if msld serves TLS "
+               "(--tls-cert), a plaintext client fails its TLS handshake like this; connect with "
+               "--tls-ca FILE (the CA of the server's certificate)\n";
+      } else {
+        out += "mslc: note: the TLS handshake probably failed: check that --tls-ca is the CA of the server's "
+               "certificate (and that the certificate names the host in --server), that the server serves TLS, "
+               "and, if it requires client certificates (--tls-client-ca), --tls-cert and --tls-key\n";
+      }
+      break;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      out += "mslc: note: msld requires a token: set $MSLD_TOKEN or pass --token-file FILE\n";
+      break;
+    default:
+      break;
+  }
+  return out;
+}
 
-  ClientOptions copts;
-  copts.address = inv.server;
-  Client client(copts);
-  auto resp = client.compileFiles(sources.main_path, sources.main_source, sources.files, inv.options,
-                                  inv.target, {inv.emit}, inv.function_constants);
+namespace {
+
+// The CompileRequest Client::compileFiles sends, when every file goes
+// inline (nothing to upload first) and it fits fastCompile; else nullopt.
+std::optional<msl::v1::CompileRequest> inlineCompileRequest(const LoadedSources& sources, const Invocation& inv,
+                                                            const ClientOptions& copts) {
+  std::size_t total = sources.main_source.size();
+  if (sources.main_source.size() > copts.inline_threshold) return std::nullopt;
+  for (const auto& [path, bytes] : sources.files) {
+    if (bytes.size() > copts.inline_threshold) return std::nullopt;
+    total += bytes.size() + path.size();
+    if (total > kFastCompileMaxRequestBytes) return std::nullopt;
+  }
+  msl::v1::CompileRequest req;
+  req.set_main_path(sources.main_path);
+  for (const auto& o : sources.options) req.add_options(o);
+  req.mutable_function_constants()->insert(inv.function_constants.begin(), inv.function_constants.end());
+  *req.mutable_target() = inv.target;
+  req.add_outputs(inv.emit);
+  req.mutable_main_source()->set_inline_(sources.main_source);
+  for (const auto& [path, bytes] : sources.files) {
+    auto* f = req.add_files();
+    f->set_path(path);
+    f->mutable_content()->set_inline_(bytes);
+  }
+  return req;
+}
+
+// Writes `bytes` to `path` ("-": `out`); false with a message on `err`.
+bool writeOutput(const std::string& path, std::string_view bytes, std::ostream& out, std::ostream& err) {
+  if (path == "-") {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      err << "mslc: error: writing to stdout failed\n";
+      return false;
+    }
+    return true;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  if (!file) {
+    err << "mslc: error: cannot write '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
+// One input of `mslc -c`: load, compile, diagnostics, dependency file,
+// artifact. `client` is made on first use. Returns the exit status.
+int compileInput(const Invocation& inv, const std::string& input, const fs::path& cwd, const ClientOptions& copts,
+                 std::unique_ptr<Client, void (*)(Client*)>& client, std::ostream& out, std::ostream& err) {
+  LoadedSources sources;
+  if (!loadSources(input, inv, cwd, &sources, err)) return 1;
+  // A cache hit is mostly this RPC: without gRPC's machinery where the
+  // request goes inline in one message (FastCompile.h), else (or when that
+  // gives up) through the Client.
+  std::optional<Result<msl::v1::CompileResponse>> fast;
+  if (auto request = inlineCompileRequest(sources, inv, copts); request && !std::getenv(kNoFastPathEnv))
+    fast = fastCompile(copts, *request);
+  if (!fast && !client) client = makeCommandClient(copts);
+  auto resp = fast ? std::move(*fast)
+                   : client->compileFiles(sources.main_path, sources.main_source, sources.files, sources.options,
+                                          inv.target, {inv.emit}, inv.function_constants);
   if (!resp) {
-    err << "mslc: error: " << inv.server << ": " << describeStatus(resp.status()) << "\n";
+    err << describeFailure(resp.status(), inv, true);
     return 1;
   }
+  mapDiagnosticPaths(&*resp, sources);
   err << formatDiagnostics(*resp);
   if (inv.stats) {
     err << "mslc: stats: cache_hit=" << (resp->cache_hit() ? "true" : "false")
         << " compile_time=" << (resp->compile_time_us() / 1000.0) << " ms";
     if (!resp->action_key().empty()) err << " action_key=" << resp->action_key();
     err << "\n";
+  }
+  const std::string output = inv.output.empty() ? defaultOutputName(input, inv.emit) : inv.output;
+  if (inv.deps.write) {
+    // As clang: next to the output (its extension replaced by .d) unless -MF;
+    // the target is the output unless -MT/-MQ. Written for a failed compile too.
+    std::string depfile = inv.deps.file;
+    if (depfile.empty())
+      depfile = output == "-" ? fs::path(input).filename().replace_extension(".d").string()
+                              : fs::path(output).replace_extension(".d").string();
+    std::vector<std::string> targets = inv.deps.targets;
+    if (targets.empty()) targets.push_back(quoteMakeTarget(output));
+    if (!writeOutput(depfile, formatDependencyFile(targets, sources.dependencies, inv.deps.phony), out, err))
+      return 1;
   }
   if (!resp->success()) return 1;
 
@@ -623,29 +661,40 @@ int run(const std::vector<std::string>& args, const char* env_address, std::ostr
     err << "mslc: error: the server returned no " << emitName(inv.emit) << " artifact\n";
     return 1;
   }
-  auto bytes = client.fetchArtifact(*artifact);  // already inline after compileFiles
+  if (!client && artifact->inline_data().empty() && artifact->digest().size_bytes() > 0)
+    client = makeCommandClient(copts);  // the fast path got it by digest only
+  auto bytes = client ? client->fetchArtifact(*artifact) : Result<std::string>(artifact->inline_data());
   if (!bytes) {
     err << "mslc: error: fetching the " << emitName(inv.emit)
         << " artifact: " << describeStatus(bytes.status()) << "\n";
     return 1;
   }
-  if (inv.output == "-") {
-    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    out.flush();
-    if (!out) {
-      err << "mslc: error: writing to stdout failed\n";
-      return 1;
-    }
-    return 0;
-  }
-  std::ofstream file(inv.output, std::ios::binary | std::ios::trunc);
-  file.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  file.close();
-  if (!file) {
-    err << "mslc: error: cannot write '" << inv.output << "'\n";
+  bool ok = writeOutput(output, *bytes, out, err);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, const char* env_address, std::ostream& out,
+        std::ostream& err) {
+  Invocation inv;
+  fs::path cwd;
+  if (auto done = startCommand(args, env_address, out, err, parseCommandLine, usage, "mslc --help", &inv, &cwd,
+                               static_cast<LoadedSources*>(nullptr)))
+    return *done;
+
+  ClientOptions copts;
+  std::string error;
+  if (!makeClientOptions(inv, std::getenv(kTokenEnv), &copts, &error)) {
+    err << "mslc: error: " << error << "\n";
     return 1;
   }
-  return 0;
+  std::unique_ptr<Client, void (*)(Client*)> client(nullptr, [](Client*) {});
+  // Each input in turn, as clang: a failed one does not stop the others.
+  int status = 0;
+  for (const std::string& input : inv.inputs)
+    if (compileInput(inv, input, cwd, copts, client, out, err) != 0) status = 1;
+  return status;
 }
 
 }  // namespace msl::client::mslc

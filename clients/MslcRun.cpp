@@ -577,6 +577,7 @@ std::string runUsage() {
                 [--buffer N=SPEC]... [--threadgroup-memory N=BYTES]... [--texture N=...]...
                 [--sampler N=...]... [--out [texture:]N=FILE]... [--print [texture:]N[:TYPE]]...
                 [--repeat R] [--timeout-ms MS] [--stats] [--server HOST:PORT]
+                [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] [--token-file FILE]
 
 Compiles FILE.metal on an msld server and runs kernel NAME there.
 
@@ -617,6 +618,9 @@ Compiles FILE.metal on an msld server and runs kernel NAME there.
   --stats                 print the compile cache hit and each dispatch's kernel time
                           to stderr
   --server ADDR           the msld server (default: $MSLD_ADDRESS, else 127.0.0.1:8980)
+  --tls-ca FILE           connect over TLS, verifying the server with this CA
+  --tls-cert FILE, --tls-key FILE  client certificate and key (msld --tls-client-ca)
+  --token-file FILE       the token to send (default: $MSLD_TOKEN)
 
 Metal options (-D, -I, -include, -std=, -ffast-math, -fno-fast-math, -W...) and --constant work
 as for mslc -c; headers the source includes are found and sent with it.
@@ -865,15 +869,17 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
   std::string error;
 
   ClientOptions copts;
-  copts.address = inv.server;
+  if (!makeClientOptions(inv, std::getenv(kTokenEnv), &copts, &error)) {
+    err << "mslc: error: " << error << "\n";
+    return 1;
+  }
   // The kernel's own limit comes first; leave room for the compile and transfers.
   copts.call_deadline = std::max<std::chrono::milliseconds>(
       copts.call_deadline, std::chrono::milliseconds(inv.timeout_ms) + std::chrono::seconds(60));
-  Client client(copts);
+  auto clientHolder = makeCommandClient(copts);
+  Client& client = *clientHolder;
   auto failed = [&](const grpc::Status& s) {
-    err << "mslc: error: ";
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) err << inv.server << ": ";
-    err << describeStatus(s) << "\n";
+    err << describeFailure(s, inv, false);
     return 1;
   };
 
@@ -881,11 +887,12 @@ int runKernel(const std::vector<std::string>& args, const char* env_address, std
   // diagnostics as mslc -c prints them, the reflection for --print, and the
   // Execute's compile is then an action-cache hit.
   auto compileRequest = client.prepareCompileRequest(sources.main_path, sources.main_source, sources.files,
-                                                     inv.options, targetForDevice(inv.device),
+                                                     sources.options, targetForDevice(inv.device),
                                                      outputsForDevice(inv.device), inv.function_constants);
   if (!compileRequest) return failed(compileRequest.status());
   auto compiled = client.compile(*compileRequest);
   if (!compiled) return failed(compiled.status());
+  mapDiagnosticPaths(&*compiled, sources);
   err << formatDiagnostics(*compiled);
   if (!compiled->success()) return 1;
 

@@ -20,12 +20,13 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Exactly what the build (CMakeLists.txt: gRPC, Protobuf, RocksDB, OpenSSL,
 # nlohmann_json, CLI11, prometheus-cpp, cpp-httplib, LLVM/Clang 19, GTest) and
 # the tests need (prometheus: promtool, which checks a /metrics scrape; MPFR:
-# the exact results of msl-conformance, tests/conformance).
+# the exact results of msl-conformance, tests/conformance; openssl: the
+# certificates of the TLS tests, tests/integration/make-test-certs.sh).
 MSLD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates curl python3
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  librocksdb-dev libssl-dev
+  librocksdb-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   prometheus-cpp-dev prometheus

@@ -87,6 +87,9 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
                                 .Help("Time a CUDA worker took to make a kernel's module ready, by source "
                                       "(loaded already, cubin from msld's cache, ptx_jit).")
                                 .Register(r)),
+      authFailuresFamily_(counterFamily(r, "msld_auth_failures_total",
+                                        "Calls refused by authentication or roles, by reason (missing_token, "
+                                        "bad_token, permission_denied, no_client_cert, unknown_subject).")),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",
@@ -129,6 +132,14 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
   for (size_t m = 0; m < kMethods.size(); ++m)
     for (int c = 0; c < kStatusCodes; ++c)
       requestSeries_[m][c] = &requestsFamily_.Add({{"method", kMethods[m]}, {"code", kCodeNames[c]}});
+  for (size_t i = 0; i < kAuthFailureLabels.size(); ++i)
+    authFailures_[i] = &authFailuresFamily_.Add({{"reason", kAuthFailureLabels[i]}});
+}
+
+void ServiceMetrics::countAuthFailure(AuthFailure failure) {
+  size_t i = size_t(failure);
+  if (i >= 1 && i <= authFailures_.size())
+    authFailures_[i - 1]->Increment();
 }
 
 void ServiceMetrics::countRequest(const char *method, int grpcStatusCode) {

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Auth.h"
+
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -70,6 +72,7 @@ private:
   prometheus::Family<prometheus::Counter> &executeBytesFamily_;
   prometheus::Family<prometheus::Histogram> &kernelTimeFamily_;
   prometheus::Family<prometheus::Histogram> &cudaModuleLoadFamily_;
+  prometheus::Family<prometheus::Counter> &authFailuresFamily_;
 
 public:
   prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
@@ -110,11 +113,16 @@ public:
   /// (add a new RPC here to keep its counting lock-free).
   static constexpr std::array<const char *, 5> kMethods = {
       "Compile", "FindMissingBlobs", "BatchUpdateBlobs", "BatchReadBlobs", "Read"};
+  /// msld_auth_failures_total{reason}: a call refused by --auth-tokens /
+  /// --auth-subjects (reason: kAuthFailureLabels, series from start-up).
+  void countAuthFailure(AuthFailure failure);
+
   static constexpr int kStatusCodes = 17; // grpc::StatusCode OK (0) .. UNAUTHENTICATED (16)
 
 private:
   std::array<std::array<prometheus::Counter *, kStatusCodes>, kMethods.size()> requestSeries_{};
   std::array<prometheus::Counter *, kStatusCodes> cpuExecutions_{};
+  std::array<prometheus::Counter *, kAuthFailureLabels.size()> authFailures_{};
 };
 
 /// Serves a MetricsRegistry at http://HOST:PORT/metrics with prometheus-cpp's

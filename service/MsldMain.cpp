@@ -77,7 +77,27 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--ready-file", readyFile,
                  "write {\"grpc_port\":N,\"metrics_port\":M} here once serving");
+  auto &tls = options.tls;
+  app.add_option("--tls-cert", tls.certFile, "serve gRPC over TLS with this PEM certificate (chain)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", tls.keyFile, "the PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  app.add_option("--tls-client-ca", tls.clientCaFile,
+                 "verify client certificates against this PEM CA (mTLS; needs --tls-cert)")
+      ->check(CLI::ExistingFile);
+  std::string clientAuth = "require";
+  app.add_option("--tls-client-auth", clientAuth,
+                 "with --tls-client-ca: require a client certificate, or accept clients without one "
+                 "(and verify those that send one)")
+      ->capture_default_str()->check(CLI::IsMember({"require", "optional"}));
+  app.add_option("--auth-tokens", options.auth.tokensFile,
+                 "require 'authorization: Bearer TOKEN': lines 'TOKEN ROLE[,ROLE...]' (reloaded on SIGHUP)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--auth-subjects", options.auth.subjectsFile,
+                 "roles of client certificates: lines 'CN ROLE[,ROLE...]' (needs --tls-client-ca; reloaded on "
+                 "SIGHUP)")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
+  tls.requireClientCert = clientAuth == "require";
   workers.timeout = std::chrono::milliseconds(timeoutMs);
   workers.startTimeout = std::chrono::milliseconds(startTimeoutMs);
   workers.memoryLimitBytes = memoryMb << 20;
@@ -93,6 +113,7 @@ int main(int argc, char **argv) {
   sigemptyset(&stopSignals);
   sigaddset(&stopSignals, SIGTERM);
   sigaddset(&stopSignals, SIGINT);
+  sigaddset(&stopSignals, SIGHUP); // reloads the auth files
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
   std::string error;
@@ -101,15 +122,33 @@ int main(int argc, char **argv) {
     std::cerr << "msld: " << error << "\n";
     return 1;
   }
-  std::cerr << "msld: serving gRPC on port " << server->grpcPort() << ", metrics on port "
-            << server->metricsPort() << ", data in " << options.dataDir << "\n";
+  std::cerr << "msld: serving gRPC" << (tls.enabled() ? " over TLS" : "")
+            << (tls.clientCaFile.empty() ? ""
+                : tls.requireClientCert ? " (client certificates required)"
+                                        : " (client certificates verified when sent)")
+            << " on port " << server->grpcPort() << ", metrics (plain HTTP) on port " << server->metricsPort()
+            << ", data in " << options.dataDir << "\n";
+  if (std::string auth = server->authSummary(); !auth.empty())
+    std::cerr << "msld: auth on: " << auth << "\n";
+  if (!options.auth.tokensFile.empty() && !tls.enabled())
+    std::cerr << "msld: warning: --auth-tokens without --tls-cert: tokens travel in plaintext; use TLS beyond "
+                 "loopback\n";
   if (!readyFile.empty()) {
     std::ofstream(readyFile + ".tmp") << "{\"grpc_port\":" << server->grpcPort()
                                       << ",\"metrics_port\":" << server->metricsPort() << "}\n";
     std::rename((readyFile + ".tmp").c_str(), readyFile.c_str());
   }
   int signal = 0;
-  sigwait(&stopSignals, &signal);
+  while (sigwait(&stopSignals, &signal) == 0 && signal == SIGHUP) {
+    std::string error, summary;
+    if (server->reloadAuth(error, summary))
+      std::cerr << "msld: SIGHUP: auth files reloaded: " << summary << "\n";
+    else if (!error.empty())
+      std::cerr << "msld: SIGHUP: auth files not reloaded, keeping the old ones (" << summary << "): " << error
+                << "\n";
+    else
+      std::cerr << "msld: SIGHUP: ignored (no --auth-tokens or --auth-subjects)\n";
+  }
   std::cerr << "msld: " << strsignal(signal) << ": draining in-flight requests\n";
   server->shutdown();
   std::cerr << "msld: stopped\n";

@@ -7,7 +7,11 @@
 #include "msl/v1/compiler.grpc.pb.h"
 #include "msl/v1/execute.grpc.pb.h"
 
+#include <grpc/grpc_security_constants.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
@@ -51,6 +55,44 @@ std::string clientOf(const grpc::CallbackServerContext &ctx) {
   if (id != ctx.client_metadata().end())
     host += "#" + std::string(id->second.data(), std::min<size_t>(id->second.size(), 64));
   return host;
+}
+
+// Authentication and roles of every RPC (Auth.h): each handler asks first.
+class Gate {
+public:
+  Gate(const Authorizer *auth, ServiceMetrics &metrics) : auth_(auth), metrics_(metrics) {}
+  /// OK, or the UNAUTHENTICATED / PERMISSION_DENIED to answer (counted in
+  /// msld_auth_failures_total).
+  grpc::Status check(const grpc::CallbackServerContext &ctx, const char *method) const {
+    if (!auth_)
+      return grpc::Status::OK;
+    PeerIdentity peer;
+    if (auto context = ctx.auth_context()) {
+      // Present only for a client certificate that the handshake verified
+      // against --tls-client-ca.
+      peer.hasClientCert = !context->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty();
+      auto cn = context->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+      if (!cn.empty())
+        peer.commonName.assign(cn.front().data(), std::min<size_t>(cn.front().size(), 1024));
+    }
+    AuthDecision decision = auth_->check(method, ctx.client_metadata(), peer);
+    if (!decision.ok())
+      metrics_.countAuthFailure(decision.failure);
+    return decision.status;
+  }
+
+private:
+  const Authorizer *auth_;
+  ServiceMetrics &metrics_;
+};
+
+// Answers a unary call that the Gate refused.
+grpc::ServerUnaryReactor *refuse(grpc::CallbackServerContext *ctx, const grpc::Status &status,
+                                 ServiceMetrics &metrics, const char *method) {
+  metrics.countRequest(method, int(status.error_code()));
+  auto *reactor = ctx->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
 }
 
 // A unary RPC that a logic class (CompileService, ExecuteService) answers now
@@ -125,9 +167,12 @@ private:
 
 class CompilerGrpc final : public msl::v1::Compiler::WithRawCallbackMethod_Compile<msl::v1::Compiler::Service> {
 public:
-  CompilerGrpc(CompileService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
+  CompilerGrpc(CompileService &logic, ServiceMetrics &metrics, const Gate &gate)
+      : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *Compile(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
+    if (grpc::Status s = gate_.check(*ctx, rpc::kCompile); !s.ok())
+      return refuse(ctx, s, metrics_, "Compile");
     auto *reactor = new CompileReactor(ctx, response, logic_, metrics_);
     reactor->start(request);
     return reactor;
@@ -136,16 +181,20 @@ public:
 private:
   CompileService &logic_;
   ServiceMetrics &metrics_;
+  const Gate &gate_;
 };
 
 // A unary CAS call: parse, run `fn` (quick: store reads and writes), answer.
+// `fullMethod` is its name in the role table (Auth.cpp), `method` in metrics.
 template <typename Request, typename Response, typename Fn>
 grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *bytes,
-                                    grpc::ByteBuffer *out, ServiceMetrics &metrics, const char *method,
-                                    Fn &&fn) {
+                                    grpc::ByteBuffer *out, ServiceMetrics &metrics, const Gate &gate,
+                                    const char *fullMethod, const char *method, Fn &&fn) {
   Request request;
   Response response;
-  grpc::Status status = parseRequest(bytes, request);
+  grpc::Status status = gate.check(*ctx, fullMethod);
+  if (status.ok())
+    status = parseRequest(bytes, request);
   if (status.ok())
     status = fn(request, response);
   if (status.ok())
@@ -159,10 +208,13 @@ grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc
 // Read: one blob as a stream of chunks, each serialized as it is sent.
 class BlobReader final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 public:
-  BlobReader(CompileService &logic, ServiceMetrics &metrics, const grpc::ByteBuffer *bytes)
+  /// `refused`: the Gate's answer (the blob is read only when it is OK).
+  BlobReader(CompileService &logic, ServiceMetrics &metrics, const grpc::ByteBuffer *bytes, grpc::Status refused)
       : chunkBytes_(logic.readChunkBytes()), metrics_(metrics) {
     msl::v1::ReadBlobRequest request;
-    grpc::Status status = parseRequest(bytes, request);
+    grpc::Status status = std::move(refused);
+    if (status.ok())
+      status = parseRequest(bytes, request);
     if (status.ok())
       status = logic.readBlob(request, blob_, next_, end_);
     if (!status.ok()) {
@@ -209,33 +261,35 @@ using CasBase = msl::v1::ContentAddressableStorage::WithRawCallbackMethod_FindMi
 
 class CasGrpc final : public CasBase {
 public:
-  CasGrpc(CompileService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
+  CasGrpc(CompileService &logic, ServiceMetrics &metrics, const Gate &gate)
+      : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *FindMissingBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
                                              grpc::ByteBuffer *resp) override {
     return unaryCall<msl::v1::FindMissingBlobsRequest, msl::v1::FindMissingBlobsResponse>(
-        ctx, req, resp, metrics_, "FindMissingBlobs",
+        ctx, req, resp, metrics_, gate_, rpc::kFindMissingBlobs, "FindMissingBlobs",
         [&](const auto &r, auto &out) { return logic_.findMissingBlobs(r, out); });
   }
   grpc::ServerUnaryReactor *BatchUpdateBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
                                              grpc::ByteBuffer *resp) override {
     return unaryCall<msl::v1::BatchUpdateBlobsRequest, msl::v1::BatchUpdateBlobsResponse>(
-        ctx, req, resp, metrics_, "BatchUpdateBlobs",
+        ctx, req, resp, metrics_, gate_, rpc::kBatchUpdateBlobs, "BatchUpdateBlobs",
         [&](const auto &r, auto &out) { return logic_.batchUpdateBlobs(r, out); });
   }
   grpc::ServerUnaryReactor *BatchReadBlobs(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
                                            grpc::ByteBuffer *resp) override {
     return unaryCall<msl::v1::BatchReadBlobsRequest, msl::v1::BatchReadBlobsResponse>(
-        ctx, req, resp, metrics_, "BatchReadBlobs",
+        ctx, req, resp, metrics_, gate_, rpc::kBatchReadBlobs, "BatchReadBlobs",
         [&](const auto &r, auto &out) { return logic_.batchReadBlobs(r, out); });
   }
-  grpc::ServerWriteReactor<grpc::ByteBuffer> *Read(grpc::CallbackServerContext *,
+  grpc::ServerWriteReactor<grpc::ByteBuffer> *Read(grpc::CallbackServerContext *ctx,
                                                   const grpc::ByteBuffer *req) override {
-    return new BlobReader(logic_, metrics_, req);
+    return new BlobReader(logic_, metrics_, req, gate_.check(*ctx, rpc::kRead));
   }
 
 private:
   CompileService &logic_;
   ServiceMetrics &metrics_;
+  const Gate &gate_;
 };
 
 // The metrics label of a requested device: the client names it, so only a
@@ -279,15 +333,18 @@ using ExecutorBase = msl::v1::Executor::WithRawCallbackMethod_ListDevices<
 
 class ExecutorGrpc final : public ExecutorBase {
 public:
-  ExecutorGrpc(ExecuteService &logic, ServiceMetrics &metrics) : logic_(logic), metrics_(metrics) {}
+  ExecutorGrpc(ExecuteService &logic, ServiceMetrics &metrics, const Gate &gate)
+      : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *ListDevices(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *req,
                                         grpc::ByteBuffer *resp) override {
     return unaryCall<msl::v1::ListDevicesRequest, msl::v1::ListDevicesResponse>(
-        ctx, req, resp, metrics_, "ListDevices",
+        ctx, req, resp, metrics_, gate_, rpc::kListDevices, "ListDevices",
         [&](const auto &r, auto &out) { return logic_.listDevices(r, out); });
   }
   grpc::ServerUnaryReactor *Execute(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
+    if (grpc::Status s = gate_.check(*ctx, rpc::kExecute); !s.ok())
+      return refuse(ctx, s, metrics_, "Execute");
     auto *reactor = new ExecuteReactor(ctx, response, logic_, metrics_);
     reactor->start(request);
     return reactor;
@@ -296,6 +353,7 @@ public:
 private:
   ExecuteService &logic_;
   ServiceMetrics &metrics_;
+  const Gate &gate_;
 };
 
 std::filesystem::path selfDirectory() {
@@ -317,6 +375,78 @@ bool splitHostPort(const std::string &address, std::string &host, int &port) {
     return false;
   }
   return port >= 0 && port < 65536;
+}
+
+// The PEM files of --tls-*, checked here so that a bad one is a clear error
+// at start rather than a failed handshake later.
+bool readPem(const std::string &path, const char *flag, std::string &out, std::string &error) {
+  if (!readBoundedFile(path, 1 << 20, out, error)) {
+    error = std::string(flag) + " " + error;
+    return false;
+  }
+  return true;
+}
+
+bool checkTlsFiles(const std::string &cert, const std::string &key, const std::string &ca, const TlsOptions &tls,
+                   std::string &error) {
+  auto bio = [](const std::string &pem) { return BIO_new_mem_buf(pem.data(), int(pem.size())); };
+  BIO *certBio = bio(cert), *keyBio = bio(key);
+  X509 *x509 = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
+  EVP_PKEY *pkey = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
+  bool ok = true;
+  if (!x509) {
+    error = "--tls-cert " + tls.certFile + ": no PEM certificate in it";
+    ok = false;
+  } else if (!pkey) {
+    error = "--tls-key " + tls.keyFile + ": no PEM private key in it (or it is encrypted)";
+    ok = false;
+  } else if (X509_check_private_key(x509, pkey) != 1) {
+    error = "--tls-key " + tls.keyFile + " is not the key of --tls-cert " + tls.certFile;
+    ok = false;
+  }
+  X509_free(x509);
+  EVP_PKEY_free(pkey);
+  BIO_free(certBio);
+  BIO_free(keyBio);
+  if (ok && !ca.empty()) {
+    BIO *caBio = bio(ca);
+    X509 *caCert = PEM_read_bio_X509(caBio, nullptr, nullptr, nullptr);
+    if (!caCert) {
+      error = "--tls-client-ca " + tls.clientCaFile + ": no PEM certificate in it";
+      ok = false;
+    }
+    X509_free(caCert);
+    BIO_free(caBio);
+  }
+  return ok;
+}
+
+// The gRPC port's credentials: plaintext, TLS, or TLS verifying clients.
+std::shared_ptr<grpc::ServerCredentials> serverCredentials(const TlsOptions &tls, std::string &error) {
+  if (!tls.enabled()) {
+    if (!tls.clientCaFile.empty()) {
+      error = "--tls-client-ca needs --tls-cert and --tls-key";
+      return nullptr;
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (tls.certFile.empty() || tls.keyFile.empty()) {
+    error = "TLS needs both --tls-cert and --tls-key";
+    return nullptr;
+  }
+  std::string cert, key, ca;
+  if (!readPem(tls.certFile, "--tls-cert", cert, error) || !readPem(tls.keyFile, "--tls-key", key, error) ||
+      (!tls.clientCaFile.empty() && !readPem(tls.clientCaFile, "--tls-client-ca", ca, error)) ||
+      !checkTlsFiles(cert, key, ca, tls, error))
+    return nullptr;
+  grpc_ssl_client_certificate_request_type request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+  if (!ca.empty())
+    request = tls.requireClientCert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                    : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  grpc::SslServerCredentialsOptions ssl(request);
+  ssl.pem_root_certs = ca;
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  return grpc::SslServerCredentials(ssl);
 }
 
 } // namespace
@@ -346,6 +476,8 @@ struct Server::Impl {
   ServerOptions options;
   std::shared_ptr<MetricsRegistry> registry = std::make_shared<MetricsRegistry>();
   ServiceMetrics metrics{*registry};
+  std::unique_ptr<Authorizer> auth; // null: auth off
+  std::unique_ptr<Gate> gate;
   std::unique_ptr<cache::ContentStore> store;
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<CompileService> logic;
@@ -366,9 +498,35 @@ Server::~Server() { shutdown(); }
 int Server::grpcPort() const { return impl_->grpcPort; }
 int Server::metricsPort() const { return impl_->metricsPort; }
 
+std::string Server::authSummary() const { return impl_->auth ? impl_->auth->summary() : ""; }
+
+bool Server::reloadAuth(std::string &error, std::string &summary) {
+  error.clear();
+  if (!impl_->auth) {
+    summary = "auth is off";
+    return false;
+  }
+  return impl_->auth->reload(error, &summary);
+}
+
 std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string &error) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+
+  // Credentials first: a bad file is refused before anything starts.
+  std::shared_ptr<grpc::ServerCredentials> credentials = serverCredentials(options.tls, error);
+  if (!credentials)
+    return nullptr;
+  if (!options.auth.subjectsFile.empty() && options.tls.clientCaFile.empty()) {
+    error = "--auth-subjects needs --tls-client-ca (client certificates)";
+    return nullptr;
+  }
+  if (options.auth.enabled()) {
+    impl->auth = Authorizer::create(options.auth, error);
+    if (!impl->auth)
+      return nullptr;
+  }
+  impl->gate = std::make_unique<Gate>(impl->auth.get(), impl->metrics);
 
   cache::StoreOptions storeOptions;
   storeOptions.path = options.dataDir;
@@ -390,7 +548,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
 
   impl->logic = std::make_unique<CompileService>(*impl->store, *impl->workers, impl->metrics,
                                                  poolOptions.workers, options.service);
-  impl->compilerService = std::make_unique<CompilerGrpc>(*impl->logic, impl->metrics);
+  impl->compilerService = std::make_unique<CompilerGrpc>(*impl->logic, impl->metrics, *impl->gate);
 
   if (options.execWorkers.workers > 0) {
     WorkerPoolOptions execOptions = options.execWorkers;
@@ -418,8 +576,8 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   }
   impl->executeLogic = std::make_unique<ExecuteService>(*impl->store, *impl->logic, impl->execWorkers.get(),
                                                         impl->metrics, options.execute, impl->cudaDevices.get());
-  impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics);
-  impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics);
+  impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics, *impl->gate);
+  impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics, *impl->gate);
 
   Impl *raw = impl.get();
   impl->registry->onCollect([raw] {
@@ -429,7 +587,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &impl->grpcPort);
+  builder.AddListeningPort(options.listen, credentials, &impl->grpcPort);
   builder.SetMaxReceiveMessageSize(options.maxReceiveBytes);
   builder.SetMaxSendMessageSize(options.maxSendBytes);
   grpc::ResourceQuota quota("msld");

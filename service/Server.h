@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Auth.h"
 #include "CompileService.h"
 #include "ExecuteService.h"
 #include "WorkerPool.h"
@@ -21,6 +22,17 @@ namespace msl::service {
 /// the CUDA workers' (ServerOptions::cuda).
 WorkerPoolOptions defaultExecWorkers();
 CudaDevicesOptions defaultCudaDevices();
+
+/// gRPC over TLS (README "Security"): all three are PEM files.
+struct TlsOptions {
+  std::string certFile;     // --tls-cert: the server's certificate chain; empty: plaintext
+  std::string keyFile;      // --tls-key: its private key
+  std::string clientCaFile; // --tls-client-ca: verify client certificates against it (mTLS)
+  /// With a client CA: refuse connections without a client certificate
+  /// (true), or accept them and verify the certificates that are sent.
+  bool requireClientCert = true;
+  bool enabled() const { return !certFile.empty() || !keyFile.empty(); }
+};
 
 struct ServerOptions {
   /// gRPC address. Port 0 picks a free port (see Server::grpcPort).
@@ -59,6 +71,11 @@ struct ServerOptions {
   int64_t grpcMemoryBytes = 256ll << 20;
   /// Threads of gRPC's synchronous services (health). 16.
   int grpcMaxThreads = 16;
+  /// TLS of the gRPC port (the metrics endpoint stays plain HTTP).
+  TlsOptions tls;
+  /// Tokens and certificate subjects, and their roles; off when both
+  /// files are empty.
+  AuthOptions auth;
 };
 
 class Server {
@@ -68,6 +85,12 @@ public:
   ~Server();
   int grpcPort() const;
   int metricsPort() const;
+  /// Re-reads the --auth-tokens/--auth-subjects files (SIGHUP). On an error
+  /// the credentials in use stay; false with `error`. `summary` says what is
+  /// loaded ("3 tokens"); false with an empty error when auth is off.
+  bool reloadAuth(std::string &error, std::string &summary);
+  /// What auth has loaded ("3 tokens, 1 certificate subjects"); "" when off.
+  std::string authSummary() const;
   /// Stops accepting, drains in-flight requests (up to the drain timeout),
   /// stops the workers and closes the store.
   void shutdown();

@@ -4,11 +4,17 @@
 #include <gtest/gtest.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
 
+#include "msl/client/FastCompile.h"
 #include "msl/client/MslcDriver.h"
 #include "msl/client/MslcRun.h"
 
@@ -469,4 +475,158 @@ TEST_F(MslcRunKernel, ReportsFailures) {
       << err_.str();
   EXPECT_EQ(runKernel({"--help"}), 0);
   EXPECT_NE(out_.str().find("usage: mslc run"), std::string::npos);
+}
+
+// --- issue 11: mslc as a drop-in for `metal` in a build ---------------------
+
+// Several inputs in one call: NAME.air each, in the current directory; a
+// failed one does not stop the others, and the exit status is 1.
+TEST_F(MslcRun, SeveralInputsEachToNameAir) {
+  std::ofstream("k2.metal") << "kernel two\n";
+  ASSERT_EQ(run({"-c", "k.metal", "k2.metal", "-I", "inc"}), 0) << err_.str();
+  std::ifstream k("k.air"), k2("k2.air");
+  std::string a((std::istreambuf_iterator<char>(k)), {}), b((std::istreambuf_iterator<char>(k2)), {});
+  EXPECT_EQ(a.rfind("small:#include", 0), 0u) << a;
+  EXPECT_EQ(b, "small:kernel two\n");
+  fs::remove("k.air");
+  EXPECT_EQ(run({"-c", "bad.metal", "k.metal", "-I", "inc"}), 1);
+  EXPECT_FALSE(fs::exists("bad.air"));
+  EXPECT_TRUE(fs::exists("k.air"));
+  EXPECT_EQ(run({"-c", "k.metal", "k2.metal", "-o", "x.air"}), 1);
+  EXPECT_NE(err_.str().find("cannot specify -o when generating multiple output files"), std::string::npos);
+  // -S -emit-llvm asks for LLVM IR and writes NAME.ll.
+  ASSERT_EQ(run({"-S", "-emit-llvm", "k2.metal"}), 0) << err_.str();
+  EXPECT_EQ(server_.compiler_.last.outputs(0), msl::v1::LLVM_IR);
+  EXPECT_TRUE(fs::exists("k2.ll"));
+}
+
+TEST_F(MslcRun, WritesDependencyFiles) {
+  fs::create_directories("out");
+  ASSERT_EQ(run({"-c", "k.metal", "-I", "inc", "-o", "out/k.air", "-MD"}), 0) << err_.str();
+  auto read = [](const char* path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  // As clang: next to the output, the output as target, "./" dropped.
+  EXPECT_EQ(read("out/k.d"), "out/k.air: k.metal inc/a.h inc/b.h\n");
+  ASSERT_EQ(run({"-c", "k.metal", "-I", "inc", "-MMD", "-MF", "deps.d", "-MT", "tgt", "-MP"}), 0) << err_.str();
+  EXPECT_EQ(read("deps.d"), "tgt: k.metal inc/a.h inc/b.h\n\ninc/a.h:\n\ninc/b.h:\n");
+  // Without -o: NAME.air and NAME.d in the current directory; every input its own.
+  std::ofstream("k2.metal") << "kernel two\n";
+  ASSERT_EQ(run({"-c", "k.metal", "k2.metal", "-I", "inc", "-MD"}), 0) << err_.str();
+  EXPECT_EQ(read("k.d"), "k.air: k.metal inc/a.h inc/b.h\n");
+  EXPECT_EQ(read("k2.d"), "k2.air: k2.metal\n");
+}
+
+// Inputs anywhere; diagnostics name them as spelled, as clang does.
+TEST_F(MslcRun, DiagnosticsNameFilesAsSpelled) {
+  const std::string abs = (fs::current_path() / "bad.metal").string();
+  EXPECT_EQ(run({"-c", abs}), 1);
+  EXPECT_EQ(err_.str(), abs + ":1:2: error: boom\n1 error generated.\n");
+  fs::create_directories("sub");
+  fs::current_path("sub");
+  EXPECT_EQ(run({"-c", "../bad.metal"}), 1);
+  EXPECT_EQ(err_.str(), "../bad.metal:1:2: error: boom\n1 error generated.\n");
+  EXPECT_EQ(server_.compiler_.last.main_path(), "bad.metal");
+  ASSERT_EQ(run({"-c", "../k.metal", "-I", "../inc"}), 0) << err_.str();
+  const auto& req = server_.compiler_.last;
+  EXPECT_EQ(req.main_path(), "k.metal");
+  EXPECT_EQ(std::vector<std::string>(req.options().begin(), req.options().end()),
+            (std::vector<std::string>{"-I", "inc"}));
+  EXPECT_TRUE(fs::exists("k.air"));
+  fs::current_path("..");
+}
+
+// mslc's own HTTP/2 call (FastCompile.h) against a real gRPC server: the
+// same response as gRPC's client, a server's status as a result, and
+// nullopt (so that mslc uses the Client) for what it does not handle.
+TEST(FastCompile, SameAnswerAsTheClient) {
+  FakeServer server(false);
+  ClientOptions options;
+  options.address = server.address();
+  msl::v1::CompileRequest req;
+  req.set_main_path("k.metal");
+  req.mutable_main_source()->set_inline_("kernel\n");
+  auto* f = req.add_files();
+  f->set_path("inc/a.h");
+  f->mutable_content()->set_inline_(std::string(40000, 'h'));  // DATA in three frames
+  req.add_options("-DX=1");
+  req.add_outputs(msl::v1::LLVM_BITCODE);
+  req.add_outputs(msl::v1::PTX);  // by digest (examples/cmake's test has a response of many frames)
+  auto fast = msl::client::fastCompile(options, req);
+  ASSERT_TRUE(fast.has_value());
+  ASSERT_TRUE(fast->ok()) << msl::client::describeStatus(fast->status());
+  EXPECT_EQ(server.compiler_.last.SerializeAsString(), req.SerializeAsString());
+  auto slow = Client(options).compile(req);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ((*fast)->SerializeAsString(), slow->SerializeAsString());
+  EXPECT_TRUE((*fast)->success());
+
+  // A status from the server (grpc-status, grpc-message percent-encoded).
+  msl::v1::CompileRequest missing = req;
+  *missing.mutable_main_source()->mutable_digest() = digestOf("not in the store: 100% é");
+  auto status = msl::client::fastCompile(options, missing);
+  ASSERT_TRUE(status.has_value());
+  ASSERT_FALSE(status->ok());
+  EXPECT_EQ(status->status().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(status->status().error_message(), "main source blob missing");
+
+  // Not handled: left to the Client.
+  msl::v1::CompileRequest big = req;
+  big.mutable_files(0)->mutable_content()->set_inline_(std::string(msl::client::kFastCompileMaxRequestBytes, 'b'));
+  EXPECT_FALSE(msl::client::fastCompile(options, big).has_value());
+  ClientOptions tls = options;
+  tls.tls.enabled = true;
+  EXPECT_FALSE(msl::client::fastCompile(tls, req).has_value());
+  ClientOptions uri = options;
+  uri.address = "ipv4:" + options.address;
+  EXPECT_FALSE(msl::client::fastCompile(uri, req).has_value());
+  ClientOptions nobody = options;
+  nobody.address = "127.0.0.1:1";
+  EXPECT_FALSE(msl::client::fastCompile(nobody, req).has_value());
+}
+
+// A server that accepts and never answers: past the deadline, that is the
+// answer (DEADLINE_EXCEEDED), not a second wait through the Client.
+TEST(FastCompile, DeadlineExceeded) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);  // the kernel completes the handshake; nobody reads
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  options.call_deadline = std::chrono::milliseconds(300);
+  msl::v1::CompileRequest req;
+  req.set_main_path("k.metal");
+  auto start = std::chrono::steady_clock::now();
+  auto r = msl::client::fastCompile(options, req);
+  auto waited = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_GE(waited, std::chrono::milliseconds(290));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+}
+
+// mslc -c takes the fast path, and its answer is the Client's.
+TEST_F(MslcRun, FastPathAndClientWriteTheSame) {
+  ASSERT_EQ(run({"-c", "k.metal", "-I", "inc", "-o", "fast.air"}), 0) << err_.str();
+  setenv(msl::client::mslc::kNoFastPathEnv, "1", 1);
+  int rc = run({"-c", "k.metal", "-I", "inc", "-o", "slow.air"});
+  unsetenv(msl::client::mslc::kNoFastPathEnv);
+  ASSERT_EQ(rc, 0) << err_.str();
+  auto read = [](const char* path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  EXPECT_EQ(read("fast.air"), read("slow.air"));
+  EXPECT_EQ(read("fast.air").rfind("small:", 0), 0u);
+  // A PTX artifact the server returns by digest only: fetched through the Client.
+  ASSERT_EQ(run({"-c", "k.metal", "-I", "inc", "--target", "nvptx64", "-o", "k.ptx"}), 0) << err_.str();
+  EXPECT_EQ(read("k.ptx"), std::string(200000, 'p'));
 }

@@ -58,21 +58,25 @@ TEST(ParseCommandLine, NormalizesMetalOptions) {
   auto inv = parseOk({"-c", "a.metal", "-o", "a.bc", "-D", "A", "-DB", "-D", "C=1", "-DD=x y",
                       "-I", "inc", "-Iother/", "-I./x/../y", "-std=ios-metal2.0", "-ffast-math",
                       "-fno-fast-math", "-Werror", "-W", "-Wno-unused-variable"});
+  // -I paths stay as spelled (host paths): loadSources maps them to the request's.
   EXPECT_EQ(inv.options, (Strings{"-D", "A", "-D", "B", "-D", "C=1", "-D", "D=x y", "-I", "inc",
-                                  "-I", "other", "-I", "y", "-std=ios-metal2.0", "-ffast-math",
+                                  "-I", "other/", "-I", "./x/../y", "-std=ios-metal2.0", "-ffast-math",
                                   "-fno-fast-math", "-Werror", "-W", "-Wno-unused-variable"}));
-  EXPECT_EQ(inv.include_dirs, (Strings{"inc", "other", "y"}));
+  EXPECT_EQ(inv.include_dirs, (Strings{"inc", "other/", "./x/../y"}));
   EXPECT_EQ(inv.input, "a.metal");
   EXPECT_EQ(inv.output, "a.bc");
   EXPECT_TRUE(inv.warnings.empty());
 }
 
-TEST(ParseCommandLine, IncludeDirsRelativeToCwd) {
+// issue 11: -I directories may lie anywhere (no more "outside the current
+// directory" warnings); they are kept as spelled.
+TEST(ParseCommandLine, IncludeDirsAnywhere) {
   auto inv = parseOk({"-c", "a.metal", "-o", "x", "-I", "/home/u/proj/sub/inc", "-I.", "-I",
                       "/usr/include", "-I", "../elsewhere"});
-  EXPECT_EQ(inv.include_dirs, (Strings{"sub/inc", "."}));
-  EXPECT_EQ(inv.options, (Strings{"-I", "sub/inc", "-I", "."}));
-  EXPECT_EQ(inv.warnings.size(), 2u);
+  EXPECT_EQ(inv.include_dirs, (Strings{"/home/u/proj/sub/inc", ".", "/usr/include", "../elsewhere"}));
+  EXPECT_EQ(inv.options, (Strings{"-I", "/home/u/proj/sub/inc", "-I", ".", "-I", "/usr/include", "-I",
+                                  "../elsewhere"}));
+  EXPECT_TRUE(inv.warnings.empty());
 }
 
 TEST(ParseCommandLine, ServerAddress) {
@@ -101,12 +105,12 @@ TEST(ParseCommandLine, TargetsAndEmit) {
 
 TEST(ParseCommandLine, Errors) {
   EXPECT_NE(parseError({"-c", "a", "-o", "b", "-O2"}).find("unknown argument"), std::string::npos);
-  EXPECT_NE(parseError({"-c", "a"}).find("-o"), std::string::npos);
-  EXPECT_NE(parseError({"-o", "b"}).find("input"), std::string::npos);
+  EXPECT_NE(parseError({"-o", "b"}).find("no input files"), std::string::npos);
   EXPECT_NE(parseError({"-c", "a", "-o", "b", "-D"}).find("missing argument"), std::string::npos);
   EXPECT_NE(parseError({"-c", "a", "-o", "b", "-D=x"}).find("macro name"), std::string::npos);
   EXPECT_NE(parseError({"-c", "a", "-o", "b", "-std="}).find("-std"), std::string::npos);
-  EXPECT_NE(parseError({"-c", "a", "-o", "b", "c.metal"}).find("more than one"), std::string::npos);
+  EXPECT_NE(parseError({"-c", "a", "-o", "b", "c.metal"}).find("cannot specify -o when generating multiple output files"),
+            std::string::npos);
   EXPECT_FALSE(parseError({"-c", "a", "-o", "b", "--target", "arm64"}).empty());
 }
 
@@ -248,10 +252,6 @@ TEST_F(TempTree, ForcedIncludesAreSentWithTheirHeaders) {
   Strings names;
   for (const auto& [k, v] : sources.files) names.push_back(k);
   EXPECT_EQ(names, (Strings{"pre/common.h", "pre/prelude.metal"}));
-  // Outside the current directory: refused while parsing.
-  EXPECT_FALSE(parseCommandLine({"-c", "src/main.metal", "-o", "x", "-include", "/etc/passwd"}, nullptr, root_,
-                                &inv, &error));
-  EXPECT_NE(error.find("-include"), std::string::npos) << error;
 }
 
 TEST_F(TempTree, CyclesAndMissingHeaders) {

@@ -58,9 +58,24 @@ class Result {
 struct ClientOptions {
   // "HOST:PORT" (any gRPC target string works, e.g. "unix:/run/msld.sock").
   std::string address = "127.0.0.1:8980";
-  // Channel credentials; null means an insecure (plaintext) channel. Set e.g.
-  // grpc::SslCredentials(...) here once the daemon serves TLS.
+  // Channel credentials; null means those of `tls` below: TLS when
+  // tls.enabled, else an insecure (plaintext) channel.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  // TLS to an msld started with --tls-cert/--tls-key (README "Security").
+  // PEM contents, not paths (loadTlsFiles reads the files).
+  struct Tls {
+    bool enabled = false;
+    // The CA that signed the server's certificate; "" uses gRPC's default
+    // roots ($GRPC_DEFAULT_SSL_ROOTS_FILE_PATH or the system's).
+    std::string root_certs_pem;
+    // This client's certificate chain and private key, for a server that
+    // verifies client certificates (--tls-client-ca, mTLS); both or neither.
+    std::string cert_chain_pem;
+    std::string private_key_pem;
+  } tls;
+  // Sent as "authorization: Bearer TOKEN" metadata on every RPC when not
+  // empty (msld --auth-tokens). Never logged.
+  std::string auth_token;
   // Deadline applied to every RPC, counted from when the call starts.
   std::chrono::milliseconds call_deadline = std::chrono::seconds(120);
   // Largest message sent or received, in bytes (64 MiB). Batches of blobs
@@ -93,6 +108,13 @@ msl::v1::Digest digestOf(std::string_view bytes);
 std::string_view statusCodeName(grpc::StatusCode code);
 // "CODE: message" (or "CODE" when the message is empty).
 std::string describeStatus(const grpc::Status& status);
+
+// Fills options->tls from PEM files: the CA to verify the server with
+// (`ca_file`, "" for gRPC's default roots) and, for mTLS, the client's
+// certificate and key (both or neither). Sets tls.enabled. False with
+// *error naming the file on failure.
+bool loadTlsFiles(const std::string& ca_file, const std::string& cert_file, const std::string& key_file,
+                  ClientOptions* options, std::string* error);
 
 class Client {
  public:
@@ -173,7 +195,9 @@ class Client {
   Result<msl::v1::ExecuteResponse> execute(const msl::v1::ExecuteRequest& request) const;
 
  private:
+  // The deadline and the token.
   void prepare(grpc::ClientContext& context) const;
+  void addToken(grpc::ClientContext& context) const;
   // prepareCompileRequest; `by_digest` gets the contents sent by digest.
   Result<msl::v1::CompileRequest> buildCompileRequest(
       const std::string& main_path, const std::string& main_bytes,
