@@ -774,6 +774,47 @@ void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
     edits_.push_back({end, 0, ")"});
     break;
   }
+  case diag::err_local_cant_init: {
+    // `threadgroup int flag = 0;`, which Apple's compiler accepts: the
+    // initializer becomes an assignment right after the declaration, made by
+    // every thread of the threadgroup (the same value; code that relies on
+    // it follows it with a barrier). The error points at the name.
+    SourceLocation loc = info.getLocation();
+    if (loc.isMacroID() || !inRequestFile(sm, loc, root_, fid))
+      break;
+    llvm::StringRef text = sm.getBufferData(fid);
+    size_t at = sm.getFileOffset(loc), e = at;
+    while (e < text.size() && isIdentChar(text[e]))
+      ++e;
+    size_t eq = e;
+    while (eq < text.size() && (text[eq] == ' ' || text[eq] == '\t'))
+      ++eq;
+    if (e == at || eq >= text.size() || text[eq] != '=' || text.substr(eq, 2) == "==")
+      break;
+    edits_.push_back({unsigned(eq), 0, "; " + text.substr(at, e - at).str() + " "});
+    break;
+  }
+  case diag::err_return_value_with_address_space: {
+    // `inline thread ushort f(...)`: Apple's compiler ignores an address
+    // space on a returned value; the qualifier before the name is blanked.
+    SourceLocation loc = info.getLocation();
+    if (loc.isMacroID() || !inRequestFile(sm, loc, root_, fid))
+      break;
+    llvm::StringRef text = sm.getBufferData(fid);
+    size_t name = sm.getFileOffset(loc);
+    size_t lineStart = text.substr(0, name).rfind('\n');
+    lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+    for (const char *space : {"thread", "device", "constant", "threadgroup"}) {
+      llvm::StringRef word(space);
+      for (size_t w = text.substr(lineStart, name - lineStart).find(word); w != llvm::StringRef::npos;
+           w = text.substr(lineStart, name - lineStart).find(word, w + 1))
+        if (wordAt(text, lineStart + w, word)) {
+          edits_.push_back({unsigned(lineStart + w), unsigned(word.size()), std::string(word.size(), ' ')});
+          return;
+        }
+    }
+    break;
+  }
   case diag::err_template_kernel: {
     // A kernel template (PyTorch, MLX): the template and each explicit
     // instantiation are rewritten as kernelTemplateEdits describes.
