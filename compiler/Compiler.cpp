@@ -410,9 +410,14 @@ private:
       f.hostName = host->argument;
     const std::string function = std::string(stageName(stage)) + " function '" + f.name + "'";
     std::map<std::pair<ArgKind, unsigned>, std::string> used;
+    // Arguments without an index ([[buffer(n)]] and the like): Apple's
+    // compiler assigns them in argument order, each the lowest index of its
+    // kind that no argument names explicitly (and no earlier one took).
+    std::vector<size_t> implicitIndex;
     bool hasStageIn = false;
     for (clang::ParmVarDecl *p : fd->parameters()) {
       ShaderArg a;
+      bool needsIndex = false;
       a.name = p->getNameAsString();
       clang::QualType type = p->getType();
       clang::QualType value = type;
@@ -509,10 +514,7 @@ private:
         a.handle = true;
         a.access = "read";
         auto attr = binding("buffer");
-        if (!attr && !binding("user")) {
-          error(p->getLocation(), what + " needs a [[buffer(n)]] index");
-          continue;
-        }
+        needsIndex = !attr && !binding("user");
         if (attr)
           a.index = attr->index;
       } else if (resource) {
@@ -520,10 +522,7 @@ private:
         a.handle = true;
         const char *attrName = a.kind == ArgKind::Texture ? "texture" : "sampler";
         auto attr = binding(attrName);
-        if (!attr && !binding("user")) {
-          error(p->getLocation(), what + " needs a [[" + std::string(attrName) + "(n)]] index");
-          continue;
-        }
+        needsIndex = !attr && !binding("user");
         if (attr)
           a.index = attr->index;
         clang::QualType element = value;
@@ -545,10 +544,7 @@ private:
         auto attr = binding("buffer");
         // [[user(name)]] instead of an index: an argument the API binds by
         // name (naga's unbound resources); it has no index to reflect.
-        if (!attr && !binding("user")) {
-          error(p->getLocation(), a.addressSpace + " " + what + " needs a [[buffer(n)]] index");
-          continue;
-        }
+        needsIndex = !attr && !binding("user");
         if (attr)
           a.index = attr->index;
       } else if (a.addressSpace == "threadgroup") {
@@ -558,13 +554,11 @@ private:
         // the kernel's caller provides (naga writes its workgroup variables
         // so); it has no index to reflect.
         bool implicitVariable = a.isReference && !attr;
-        if (!isGridStage(stage) || (!attr && !implicitVariable)) {
-          error(p->getLocation(), isGridStage(stage)
-                                      ? "threadgroup " + what + " needs a [[threadgroup(n)]] index"
-                                      : "threadgroup " + what +
-                                            " is allowed only in kernel, object and mesh functions");
+        if (!isGridStage(stage)) {
+          error(p->getLocation(), "threadgroup " + what + " is allowed only in kernel, object and mesh functions");
           continue;
         }
+        needsIndex = !attr && !implicitVariable;
         if (attr)
           a.index = attr->index;
       } else if (binding("buffer") && !isGridStage(stage)) {
@@ -599,7 +593,24 @@ private:
         a.writable = a.addressSpace == "device" && (type->isPointerType() || type->isReferenceType()) &&
                      !value.isConstQualified();
       }
+      if (needsIndex)
+        implicitIndex.push_back(f.args.size());
       f.args.push_back(std::move(a));
+    }
+    for (size_t i : implicitIndex) {
+      ShaderArg &a = f.args[i];
+      unsigned slots = std::max(1u, a.arrayLength), n = 0;
+      auto free = [&](unsigned at) {
+        for (unsigned slot = 0; slot < slots; ++slot)
+          if (used.count({a.kind, at + slot}))
+            return false;
+        return true;
+      };
+      while (!free(n))
+        ++n;
+      a.index = n;
+      for (unsigned slot = 0; slot < slots; ++slot)
+        used.emplace(std::make_pair(a.kind, n + slot), a.name);
     }
     if (isGridStage(stage) && fd->getBody()) {
       ThreadgroupVariables tv;

@@ -973,6 +973,28 @@ TEST(SourceRepair, DiagnosticsKeepOriginalColumns) {
   EXPECT_EQ(warnings[0].column, unsigned(line.find("3.5") + 1)) << dump(r);
 }
 
+// Arguments without an index get the lowest free one of their kind, in
+// argument order (tests/compiler/msl/stages/implicit-binding-indices.metal).
+TEST(ReflectionTest, ImplicitBindingIndices) {
+  CompileJob job;
+  job.mainSource = readSourceFile("tests/compiler/msl/stages/implicit-binding-indices.metal");
+  job.outputs = {OutputKind::Reflection};
+  CompileResult r = compile(job);
+  ASSERT_TRUE(r.success) << dump(r);
+  json refl = json::parse(r.artifacts[OutputKind::Reflection]);
+  const json *k = findKernel(refl, "k");
+  ASSERT_NE(k, nullptr);
+  const std::map<std::string, unsigned> expected = {{"a", 0},    {"n", 1},     {"b", 2}, {"c", 3},
+                                                    {"t", 0},    {"pair", 2},  {"fixed", 1},
+                                                    {"s", 0},    {"scratch", 0}};
+  for (const auto &[name, index] : expected) {
+    SCOPED_TRACE(name);
+    const json *a = findArg(*k, name);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ((*a)["index"], index);
+  }
+}
+
 } // namespace
 } // namespace msl::compiler
 
@@ -997,3 +1019,4 @@ TEST(InlineAsmTest, AsmInARequestHeaderIsAnErrorAtItsLocation) {
 
 } // namespace
 } // namespace msl::compiler
+

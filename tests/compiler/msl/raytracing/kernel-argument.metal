@@ -12,4 +12,5 @@ kernel void k(instance_acceleration_structure scene [[buffer(0)]], device uint *
   intersector<instancing, triangle_data> i;
   out[tid] = i.intersect(ray(float3(0), float3(0, 1, 0)), scene).instance_id;
 }
-kernel void unbound(instance_acceleration_structure scene) {} // expected-error {{argument 'scene' of kernel function 'unbound' needs a [[buffer(n)]] index}}
+// Without an index it takes the lowest free buffer index (as Apple's compiler assigns them).
+kernel void unbound(instance_acceleration_structure scene) {}

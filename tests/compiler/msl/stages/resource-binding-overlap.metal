@@ -5,7 +5,7 @@ using namespace metal;
 
 kernel void k(array<texture2d<float>, 4> layers [[texture(1)]],
               texture2d<float> other [[texture(3)]], // expected-error {{uses [[texture(3)]], already taken by 'layers'}}
-              texture2d<float> unbound,              // expected-error {{needs a [[texture(n)]] index}}
+              texture2d<float> unbound,              // takes texture 0, the lowest free
               device float *out [[buffer(0)]]) {
   out[0] = 1;
 }

@@ -21,7 +21,7 @@ kernel void graphics_builtin(device float *out [[buffer(0)]], uint vid [[vertex_
   out[0] = vid;
 }
 
-fragment float4 unbound(device float *data) { // expected-error {{needs a [[buffer(n)]] index}}
+fragment float4 unbound(device float *data) { // buffer 0: the lowest free index
   return float4(data[0]);
 }
 
