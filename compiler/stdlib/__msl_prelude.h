@@ -7,6 +7,11 @@
 #ifndef __MSL_PRELUDE_H
 #define __MSL_PRELUDE_H
 
+// Apple's compiler defines __METAL__ in every compile (headers shared with
+// host C++ test it, as PyTorch's c10/metal do); __METAL_VERSION__ and
+// __METAL_MACOS__/__METAL_IOS__ come from the command line.
+#define __METAL__ 1
+
 // ---- half ------------------------------------------------------------------
 // `half` is an OpenCL keyword that is usable for arithmetic only with
 // cl_khr_fp16. x86-64 reports the extension as supported; NVPTX needs
