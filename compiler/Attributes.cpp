@@ -183,12 +183,33 @@ void error(Sema &S, SourceLocation loc, const std::string &message) {
   S.Diag(loc, S.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << message;
 }
 
-// A literal of `type` (scalar) holding `text`, or null with an error.
+// A literal of `type` (scalar, or a vector: "1,2" lane by lane, or one
+// value for every lane) holding `text`, or null with an error.
 Expr *literalOf(Sema &S, QualType type, const std::string &text, SourceLocation loc,
                 const std::string &what) {
   ASTContext &ctx = S.Context;
   QualType t = type.getUnqualifiedType();
   t = ctx.removeAddrSpaceQualType(t);
+  if (const auto *vector = t->getAs<ExtVectorType>()) {
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    llvm::StringRef(text).split(parts, ',');
+    const unsigned n = vector->getNumElements();
+    if (parts.size() != 1 && parts.size() != n) {
+      error(S, loc, what + ": '" + text + "' has " + std::to_string(parts.size()) + " values for " +
+                        std::to_string(n) + " lanes");
+      return nullptr;
+    }
+    llvm::SmallVector<Expr *, 4> lanes;
+    for (unsigned i = 0; i < n; ++i) {
+      Expr *lane = literalOf(S, vector->getElementType(), parts[parts.size() == 1 ? 0 : i].trim().str(), loc, what);
+      if (!lane)
+        return nullptr;
+      lanes.push_back(lane);
+    }
+    auto *list = new (ctx) InitListExpr(ctx, loc, lanes, loc);
+    list->setType(t);
+    return list;
+  }
   if (t->isBooleanType()) {
     if (text != "true" && text != "false" && text != "1" && text != "0") {
       error(S, loc, what + ": '" + text + "' is not a bool (true, false, 1 or 0)");

@@ -169,9 +169,23 @@ std::string checkFunctionConstant(std::string_view key, std::string_view value, 
   if (value.size() > limits.maxConstantValueBytes)
     return tooLong("the value of function constant " + quoteForMessage(key), value,
                    limits.maxConstantValueBytes);
-  if (value != "true" && value != "false" && !isInteger64(value) && !isDecimalFloat(value))
+  // A vector constant's lanes are separated by commas ("1,2"), at most 4.
+  auto isLiteral = [](std::string_view v) {
+    return v == "true" || v == "false" || isInteger64(v) || isDecimalFloat(v);
+  };
+  size_t lanes = 0;
+  bool ok = true;
+  for (size_t start = 0;; ++lanes) {
+    size_t comma = value.find(',', start);
+    ok = ok && isLiteral(value.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  if (!ok || lanes >= 4)
     return "the value " + quoteForMessage(value) + " of function constant " + quoteForMessage(key) +
-           " is not a literal: true, false, an integer that fits in 64 bits or a decimal float";
+           " is not a literal: true, false, an integer that fits in 64 bits or a decimal float (a "
+           "vector's 2-4 lanes separated by commas: 1,2)";
   return "";
 }
 

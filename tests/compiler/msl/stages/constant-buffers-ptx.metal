@@ -1,7 +1,10 @@
 // On the GPU, `constant` memory is read-only device memory: a constant
 // buffer argument and a program-scope constant that the same pointer may
 // point to are both read with global loads (the 64 KB constant bank, which
-// ld.const reads, is not where a runtime binds a buffer).
+// ld.const reads, is not where a runtime binds a buffer). Both are
+// read-only for the dispatch, so they go through the read-only data cache
+// (ld.global.nc): the entry marks a constant buffer noalias readonly
+// (compiler/EntryPoints.cpp), and kTable is a constant global.
 // msl-target: nvptx64
 #include <metal_stdlib>
 using namespace metal;
@@ -14,5 +17,5 @@ kernel void k(constant float *c [[buffer(0)]], device float *o [[buffer(1)]],
   o[i] = p[i & 3] + c[i];
 }
 // CHECK-PTX: .global .align 4 .b8 kTable[16]
-// CHECK-PTX: ld.global.f32
+// CHECK-PTX: ld.global.nc.f32
 // CHECK-PTX-NOT: ld.const
