@@ -1286,7 +1286,7 @@ CompileResult compile(const CompileJob &job) {
   // A repair can uncover the next repairable error in the same expression
   // (`h * 2.0 + 1.0`: the second operator is checked once the first is
   // valid), so repairs accumulate over a few rounds.
-  constexpr int kMaxRepairRounds = 4;
+  constexpr int kMaxRepairRounds = 8;
   // Repairs also come from a source that compiles (a C-style vector cast
   // compiled as a bit reinterpretation). A compile that found repairs stops
   // after the frontend, so only "no repairs" has a complete result here.
@@ -1453,6 +1453,11 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   }
   result.precompiledStdlib = pch != nullptr;
   std::vector<std::string> args = clangArgs(job, *opts, pch != nullptr);
+  // A compile that collects repairs sees every error (up to the job's
+  // diagnostic limits, which stop it as -ferror-limit would), not the
+  // driver's first 19: each round then repairs all it can.
+  if (repairs)
+    args.insert(args.end() - 1, "-ferror-limit=0");
   if (std::string macros = vectorTypedefMacros(job); !macros.empty()) {
     fs->addFile(kVectorTypedefsPath, 0, llvm::MemoryBuffer::getMemBufferCopy(macros, kVectorTypedefsPath));
     // Before the main file, after the prelude (or the PCH that holds it).

@@ -29,7 +29,9 @@
 // inside their macro definitions), never the stdlib — spelling the Metal meaning with a helper
 // from __msl_stage.h (__msl_b, __msl_sc, __msl_scast, __msl_lanewise,
 // __msl_value, __msl_type, metal::detail::make). The edited source is
-// compiled again, for up to four rounds while new repairs appear. The
+// compiled again, for up to eight rounds while new repairs appear (a chain
+// `0.5 * v + 0.25 * w - ...` over half vectors takes a round per operator:
+// Clang checks the next one once the one before is valid). The
 // repaired result stands, with diagnostics mapped back to the original
 // columns, when it compiled, or when it failed with fewer errors and nothing
 // left to repair (then what remains is the source's own error). Otherwise
