@@ -156,6 +156,47 @@ struct CudaDevice::Impl {
   };
   std::list<Module> modules; // most recently used first
 
+  // Device memory of finished requests, kept for the next one of the same
+  // sizes (cuMemAlloc and cuMemFree cost tens of microseconds each, and
+  // cuMemFree synchronizes): exact sizes, at most kPoolBytes in all.
+  static constexpr uint64_t kPoolBytes = 256ull << 20;
+  std::multimap<size_t, CUdeviceptr> pool;
+  uint64_t pooledBytes = 0;
+  CUresult allocate(CUdeviceptr &p, size_t bytes) {
+    if (auto it = pool.find(bytes); it != pool.end()) {
+      p = it->second;
+      pool.erase(it);
+      pooledBytes -= bytes;
+      return CUDA_SUCCESS;
+    }
+    CUresult r = d->cuMemAlloc(&p, bytes);
+    if (r != CUDA_SUCCESS && !pool.empty()) { // full: give the pool back, then again
+      releasePool();
+      r = d->cuMemAlloc(&p, bytes);
+    }
+    return r;
+  }
+  void release(CUdeviceptr p, size_t bytes) {
+    if (bytes <= kPoolBytes) {
+      while (pooledBytes + bytes > kPoolBytes && !pool.empty()) {
+        auto last = std::prev(pool.end()); // the largest
+        pooledBytes -= last->first;
+        d->cuMemFree(last->second);
+        pool.erase(last);
+      }
+      pool.emplace(bytes, p);
+      pooledBytes += bytes;
+    } else {
+      d->cuMemFree(p);
+    }
+  }
+  void releasePool() {
+    for (auto &[bytes, p] : pool)
+      d->cuMemFree(p);
+    pool.clear();
+    pooledBytes = 0;
+  }
+
   [[noreturn]] void fault(const std::string &symbol, CUresult r) {
     options.onFault("kernel " + symbol + " faulted: " + d->describe(r));
     std::abort(); // onFault must not return
@@ -282,14 +323,15 @@ CudaDevice::Impl::Module *CudaDevice::Impl::moduleFor(const ExecWorkerRequest &r
 
 namespace {
 
-// Device memory of one request, freed when it ends.
-struct Allocations {
-  const Driver *d;
+// Device memory of one request, back to the device's pool when it ends.
+template <typename Device> struct Allocations {
+  Device *device;
   std::vector<CUdeviceptr> pointers;
+  std::vector<size_t> sizes;
   ~Allocations() {
-    for (CUdeviceptr p : pointers)
-      if (p)
-        d->cuMemFree(p);
+    for (size_t i = 0; i < pointers.size(); ++i)
+      if (pointers[i])
+        device->release(pointers[i], sizes[i]);
   }
 };
 
@@ -359,7 +401,8 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req) {
   offsetValues.reserve(size_t(req.slots_size()));
   std::vector<void *> params;
   uint64_t dynamicShared = 0;
-  Allocations memory{&d, std::vector<CUdeviceptr>(size_t(req.buffers_size()), 0)};
+  Allocations<Impl> memory{&s, std::vector<CUdeviceptr>(size_t(req.buffers_size()), 0),
+                           std::vector<size_t>(size_t(req.buffers_size()), 0)};
   for (int i = 0; i < req.buffers_size(); ++i) {
     const auto &b = req.buffers(i);
     if (b.data().size() > b.length())
@@ -367,14 +410,20 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req) {
     if (b.length() == 0)
       continue;
     CUdeviceptr &p = memory.pointers[size_t(i)];
-    if (CUresult r = d.cuMemAlloc(&p, b.length()); r != CUDA_SUCCESS) {
+    if (CUresult r = s.allocate(p, b.length()); r != CUDA_SUCCESS) {
       p = 0;
       return fail("cannot allocate " + std::to_string(b.length()) + " bytes for buffer " + std::to_string(i) +
                   " on " + s.name + ": " + d.describe(r));
     }
-    CUresult r = b.data().empty() ? CUDA_SUCCESS : d.cuMemcpyHtoD(p, b.data().data(), b.data().size());
+    memory.sizes[size_t(i)] = b.length();
+    // On the kernels' stream: the plain cuMemcpyHtoD and cuMemsetD8 run on
+    // the legacy stream, which a non-blocking stream does not wait for (a
+    // pageable copy returns once staged; a memset may still be running), so
+    // a kernel could read a buffer before its data or zeros landed.
+    CUresult r = b.data().empty() ? CUDA_SUCCESS
+                                  : d.cuMemcpyHtoDAsync(p, b.data().data(), b.data().size(), s.stream);
     if (r == CUDA_SUCCESS && b.data().size() < b.length())
-      r = d.cuMemsetD8(p + b.data().size(), 0, b.length() - b.data().size());
+      r = d.cuMemsetD8Async(p + b.data().size(), 0, b.length() - b.data().size(), s.stream);
     if (r != CUDA_SUCCESS)
       return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
   }

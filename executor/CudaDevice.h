@@ -3,8 +3,10 @@
 // The CUDA device of msld-cuda-worker, one process per GPU owning its
 // context: loads the kernel's module (a cubin msld cached, else the PTX
 // JIT-linked with cuLinkCreate/AddData/Complete, the cubin returned for msld
-// to cache), allocates and copies the buffers, launches the dispatches with
-// CUDA events around each, and copies the written buffers back. Threadgroup
+// to cache), allocates and copies the buffers (on its stream; device memory
+// of a finished request is kept for the next one of the same sizes, up to
+// 256 MiB), launches the dispatches with CUDA events around each, and
+// copies the written buffers back. Threadgroup
 // arguments are dynamic shared memory (opted into above 48 KiB, up to the
 // GPU's maximum). dispatchThreads launches its partial edge threadgroups
 // separately, each with its own block size (compiler/EntryPoints.h), so

@@ -72,6 +72,8 @@ Loaded loadOnce() {
   resolve(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, missing);
   resolve(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, missing);
   resolve(library, "cuMemsetD8_v2", d.cuMemsetD8, missing);
+  resolve(library, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, missing);
+  resolve(library, "cuMemsetD8Async", d.cuMemsetD8Async, missing);
   resolve(library, "cuStreamCreate", d.cuStreamCreate, missing);
   resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize, missing);
   resolve(library, "cuLaunchKernel", d.cuLaunchKernel, missing);

@@ -12,6 +12,13 @@
 // CudaProbeResponse: the GPUs and their limits, or why there are none (msld
 // asks at start, so the daemon itself never loads the driver).
 //
+// Requests and responses of megabytes: the pipes to msld are widened to
+// 1 MiB (fewer wake-ups per message) and large allocations stay on the heap
+// (service/LargeAllocations.h). MSLD_CUDA_WORKER_TIMING=FILE appends one
+// line per request to FILE: microseconds reading the request (waiting for
+// it included), in CudaDevice::execute, and serializing and writing the
+// response (bench/RESULTS.md, scripts/gpu-bench.sh).
+//
 // It links protobuf and OpenSSL (its identity) but no LLVM and no gRPC, and
 // loads libcuda.so.1 at run time, so it is small enough to carry to a GPU
 // machine and runs (reporting no device) where no driver exists.
@@ -19,12 +26,17 @@
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
 #include "CudaDevice.h"
+#include "LargeAllocations.h"
 #include "WorkerProtocol.h"
 #include "msl/internal/worker.pb.h"
 #include "msl/v1/execute.pb.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <string>
@@ -64,9 +76,19 @@ int serve(const std::string &ordinalText) {
   }
   if (!sayHello("msld-cuda-worker " + device->identity()))
     return 1;
+  for (int fd : {0, 1})
+    (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20); // best effort (pipe-max-size)
+  using Clock = std::chrono::steady_clock;
+  auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+  FILE *timing = nullptr;
+  if (const char *path = std::getenv("MSLD_CUDA_WORKER_TIMING"); path && *path)
+    timing = std::fopen(path, "a");
   ExecWorkerRequest request;
+  auto readStart = Clock::now();
   while (msl::service::readMessage(0, request)) {
+    auto executeStart = Clock::now();
     ExecWorkerResponse response = device->execute(request);
+    auto executeEnd = Clock::now();
     request.Clear();
     if (response.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
       size_t bytes = response.ByteSizeLong();
@@ -77,6 +99,13 @@ int serve(const std::string &ordinalText) {
     }
     if (!msl::service::writeMessage(1, response))
       return 1;
+    auto written = Clock::now();
+    if (timing) {
+      std::fprintf(timing, "read_us %.1f execute_us %.1f write_us %.1f\n", us(executeStart - readStart),
+                   us(executeEnd - executeStart), us(written - executeEnd));
+      std::fflush(timing);
+    }
+    readStart = Clock::now();
   }
   return 0;
 }
@@ -89,6 +118,7 @@ int main(int argc, char **argv) {
     (void)!::write(2, message, sizeof message - 1);
     ::_exit(msl::service::kWorkerOutOfMemoryExitCode);
   });
+  msl::service::reuseLargeAllocations();
   const std::string mode = argc >= 2 ? argv[1] : "";
   if (mode == "--probe" && argc == 2)
     return probe();

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
 #include "LargeAllocations.h"
+#include "Sandbox.h"
 #include "CpuDevice.h"
 #include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
@@ -90,6 +91,15 @@ int main(int argc, char **argv) {
                               msl::executor::CpuDevice::hostCpu() + " threads/" +
                               std::to_string(device.threads()) + " binary/" +
                               msl::service::binaryIdentity());
+  // Sandboxed (Sandbox.h): the JIT and the threads are up and the identity
+  // computed; from here on only the system calls a kernel run makes.
+  if (msl::service::startedInSandbox()) {
+    std::string error;
+    if (!msl::service::installWorkerSeccomp(false, error)) {
+      std::cerr << "msld-exec-worker: " << error << "\n";
+      return 1;
+    }
+  }
   if (!msl::service::writeMessage(1, hello))
     return 1;
   ExecWorkerRequest req;

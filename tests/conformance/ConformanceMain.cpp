@@ -11,7 +11,14 @@
 // Exit status 1 when a bound is exceeded, 2 when the run itself failed.
 //
 // The device is only a name passed to Execute (--device cpu, cuda:0, ...);
-// without --msld the tool starts its own msld from its own directory.
+// without --msld the tool starts its own msld from its own directory (with
+// --exec-workers 0 where no msld-exec-worker is beside it, as on a GPU
+// machine: scripts/gpu-e2e.sh, scripts/gpu-bench.sh). --compile-only just
+// compiles the kernels for the device's target (to record the compiles
+// where the GPU is not, for the GPU machine's replaying compile worker).
+// --exhaustive-functions and --exhaustive-budget-s limit --exhaustive to
+// some functions and to a wall-clock budget, after which the remaining
+// functions get the --samples sweep (the report says which were exhaustive).
 //
 //===----------------------------------------------------------------------===//
 #include "BenchSupport.h"
@@ -28,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -35,6 +43,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace msl::conformance {
 extern const char kKernelsSource[]; // conformance.metal (KernelsSource.cpp.in)
@@ -56,10 +65,16 @@ struct Args {
   std::string msld;       // HOST:PORT of a running msld; empty: start one
   std::string samples = "2^24";
   bool exhaustive = false;
+  std::vector<std::string> exhaustiveFunctions; // empty: all (with --exhaustive)
+  double exhaustiveBudgetS = 0;                 // 0: no budget
+  double timeLimitS = 0;                        // 0: none; past it, the remaining functions are not run
+  bool compileOnly = false;
+  std::vector<std::string> msldArgs;
   std::vector<std::string> functions;
   std::vector<std::string> types = {"float", "half"};
   std::vector<std::string> modes = {"precise", "fast"};
   uint64_t chunk = 1u << 18;
+  size_t inFlight = 2; // chunks on the device while one is checked
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   uint32_t seed = 20170912;
   std::string output;
@@ -109,12 +124,16 @@ public:
     return p;
   }
 
+  // Every mode's Execute of the chunk at once (msld overlaps their
+  // transfers; the device runs them in turn).
   ChunkResult run(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset,
                   uint32_t count) const {
     ChunkResult r;
     Params p = chunkParams(b, offset);
     std::string kernel = std::string(f.precision == kBinary32.precision ? "f32_" : "f16_") + fn.name;
-    for (size_t m = 0; m < modes_.size(); ++m) {
+    std::vector<int64_t> ns(modes_.size(), 0);
+    std::vector<std::string> errors(modes_.size());
+    auto one = [&](size_t m) {
       msl::v1::ExecuteRequest req;
       *req.mutable_compile() = modes_[m].compile;
       req.set_kernel(kernel);
@@ -139,8 +158,8 @@ public:
       req.set_timeout_ms(240000);
       auto resp = client_.execute(req);
       if (!resp) {
-        r.error = kernel + " (" + modeName(modes_[m].mode) + "): " + msl::client::describeStatus(resp.status());
-        return r;
+        errors[m] = kernel + " (" + modeName(modes_[m].mode) + "): " + msl::client::describeStatus(resp.status());
+        return;
       }
       r.out[m].assign(fn.results, {});
       for (const auto &buf : resp->buffers()) {
@@ -151,10 +170,21 @@ public:
       }
       for (int k = 0; k < fn.results; ++k)
         if (r.out[m][k].size() < count) {
-          r.error = kernel + ": result buffer " + std::to_string(k) + " is short";
-          return r;
+          errors[m] = kernel + ": result buffer " + std::to_string(k) + " is short";
+          return;
         }
-      for (int64_t ns : resp->dispatch_time_ns()) r.deviceNs += ns;
+      for (int64_t t : resp->dispatch_time_ns()) ns[m] += t;
+    };
+    std::vector<std::future<void>> others;
+    for (size_t m = 1; m < modes_.size(); ++m) others.push_back(std::async(std::launch::async, one, m));
+    if (!modes_.empty()) one(0);
+    for (auto &o : others) o.get();
+    for (size_t m = 0; m < modes_.size(); ++m) {
+      if (!errors[m].empty()) {
+        r.error = errors[m];
+        return r;
+      }
+      r.deviceNs += ns[m];
     }
     return r;
   }
@@ -269,6 +299,16 @@ int main(int argc, char **argv) {
   app.add_option("--msld", args.msld, "HOST:PORT of a running msld (default: start one from this binary's directory)");
   app.add_option("--samples", args.samples, "bulk samples per function: N or 2^K")->capture_default_str();
   app.add_flag("--exhaustive", args.exhaustive, "every float of unary functions, every pair of half ones");
+  app.add_option("--exhaustive-functions", args.exhaustiveFunctions,
+                 "with --exhaustive: only these functions exhaustively, the rest sampled")
+      ->delimiter(',');
+  app.add_option("--exhaustive-budget-s", args.exhaustiveBudgetS,
+                 "with --exhaustive: once this many seconds have passed, sample the remaining functions");
+  app.add_option("--time-limit-s", args.timeLimitS,
+                 "once this many seconds have passed, run no further function (the report names them)");
+  app.add_flag("--compile-only", args.compileOnly,
+               "compile the kernels for --device's target and exit (no device needed: records compiles)");
+  app.add_option("--msld-arg", args.msldArgs, "an extra flag for the msld this tool starts (repeatable)");
   app.add_option("--functions", args.functions, "only these (kernel names: sin, add, ...)")->delimiter(',');
   app.add_option("--types", args.types, "float, half")->delimiter(',')->capture_default_str();
   app.add_option("--modes", args.modes, "precise (-fno-fast-math), fast (-ffast-math)")
@@ -277,6 +317,7 @@ int main(int argc, char **argv) {
   app.add_option("--chunk", args.chunk, "samples per Execute (results of 2^18 floats stay inline)")
       ->capture_default_str();
   app.add_option("--jobs", args.jobs, "checking threads")->capture_default_str();
+  app.add_option("--in-flight", args.inFlight, "chunks sent ahead while one is checked")->capture_default_str();
   app.add_option("--seed", args.seed, "of the random samples")->capture_default_str();
   app.add_option("--output", args.output, "also write the report to this file");
   CLI11_PARSE(app, argc, argv);
@@ -288,6 +329,7 @@ int main(int argc, char **argv) {
   plan.seed = args.seed;
   if (args.chunk == 0 || args.chunk > (1u << 24)) die("--chunk must be in [1, 2^24]");
   args.jobs = std::max(1u, args.jobs);
+  args.inFlight = std::max<size_t>(1, args.inFlight);
 
   std::vector<const FloatFormat *> formats;
   for (const auto &t : args.types) {
@@ -306,6 +348,16 @@ int main(int argc, char **argv) {
     if (args.functions.empty() || std::find(args.functions.begin(), args.functions.end(), fn.name) != args.functions.end())
       functions.push_back(&fn);
   if (functions.empty()) die("--functions: none of these exist");
+  // With a budget, the functions to sweep whole go first, in the order
+  // given (the report keeps the table's order).
+  if (args.exhaustive && !args.exhaustiveFunctions.empty()) {
+    auto rank = [&](const FunctionInfo *fn) {
+      auto at = std::find(args.exhaustiveFunctions.begin(), args.exhaustiveFunctions.end(), fn->name);
+      return at - args.exhaustiveFunctions.begin();
+    };
+    std::stable_sort(functions.begin(), functions.end(),
+                     [&](const FunctionInfo *a, const FunctionInfo *b) { return rank(a) < rank(b); });
+  }
 
   // msld: ours, or the one given.
   msl::bench::DaemonProcess daemon;
@@ -315,8 +367,13 @@ int main(int argc, char **argv) {
     o.msld = msl::bench::besideSelf("msld").string();
     o.tempPrefix = "msl-conformance";
     if (o.msld.empty() || !fs::exists(o.msld)) die("msld not found beside this binary (build the msld target)");
-    if (!fs::exists(fs::path(o.msld).parent_path() / "msld-exec-worker"))
-      die("msld-exec-worker not found beside msld (build it): no device to run kernels");
+    if (!fs::exists(fs::path(o.msld).parent_path() / "msld-exec-worker")) {
+      // A GPU machine carries no CPU device: msld runs without one.
+      if (args.device == "cpu" && !args.compileOnly)
+        die("msld-exec-worker not found beside msld (build it): no device to run kernels");
+      o.extraArgs = {"--exec-workers", "0"};
+    }
+    o.extraArgs.insert(o.extraArgs.end(), args.msldArgs.begin(), args.msldArgs.end());
     if (std::string error; !daemon.start(o, &error)) die(error);
     address = "127.0.0.1:" + std::to_string(daemon.grpcPort());
   }
@@ -326,12 +383,16 @@ int main(int argc, char **argv) {
   msl::client::Client client(copts);
   if (auto h = client.waitUntilHealthy(std::chrono::seconds(60)); !h.ok())
     die(address + " not healthy: " + msl::client::describeStatus(h.status()));
-  auto devices = client.listDevices();
-  if (!devices) die("ListDevices: " + msl::client::describeStatus(devices.status()));
   std::string deviceText;
-  for (const auto &d : devices->devices())
-    if (d.name() == args.device) deviceText = d.description() + " [" + d.architecture() + "]";
-  if (deviceText.empty()) die("msld at " + address + " has no device " + args.device);
+  if (!args.compileOnly) {
+    auto devices = client.listDevices();
+    if (!devices) die("ListDevices: " + msl::client::describeStatus(devices.status()));
+    for (const auto &d : devices->devices())
+      if (d.name() == args.device)
+        deviceText = d.description() + " [" + d.architecture() + "]" +
+                     (d.driver_version().empty() ? "" : ", driver " + d.driver_version());
+    if (deviceText.empty()) die("msld at " + address + " has no device " + args.device);
+  }
 
   // The kernels, compiled once per mode (the Executes then hit the action cache).
   std::vector<Mode> modes;
@@ -351,9 +412,16 @@ int main(int argc, char **argv) {
     }
     modes.push_back({m, *req});
   }
+  if (args.compileOnly) {
+    std::cout << "compiled conformance.metal for " << args.device << " (" << modes.size() << " modes)\n";
+    if (daemon.pid() > 0) daemon.stop();
+    return 0;
+  }
   Runner runner(client, args.device, modes);
 
   auto started = Clock::now();
+  std::vector<std::string> exhaustiveRows; // "sin float", ...
+  std::vector<std::string> notRun;         // past --time-limit-s
   std::vector<Row> rows;
   int64_t deviceNs = 0;
   for (const FloatFormat *f : formats) {
@@ -362,20 +430,39 @@ int main(int argc, char **argv) {
       for (const auto &m : modes) any |= hasRow(fn->fn, *f, m.mode);
       if (!any) continue;
       auto fnStarted = Clock::now();
+      if (args.timeLimitS > 0 && std::chrono::duration<double>(fnStarted - started).count() > args.timeLimitS) {
+        notRun.push_back(fn->name + std::string(" ") + f->name);
+        continue;
+      }
       std::vector<RowStats> stats(modes.size());
-      for (const Batch &b : planSamples(*fn, *f, plan)) {
+      PlanOptions fnPlan = plan;
+      if (plan.exhaustive) {
+        bool listed = args.exhaustiveFunctions.empty() ||
+                      std::find(args.exhaustiveFunctions.begin(), args.exhaustiveFunctions.end(), fn->name) !=
+                          args.exhaustiveFunctions.end();
+        bool inBudget = args.exhaustiveBudgetS <= 0 ||
+                        std::chrono::duration<double>(fnStarted - started).count() < args.exhaustiveBudgetS;
+        fnPlan.exhaustive = listed && inBudget;
+        // Only a unary float function (or a pair of halves) is swept whole.
+        if (fnPlan.exhaustive && (fn->arity == 1 ? f == &kBinary32 : fn->arity == 2 && f == &kBinary16))
+          exhaustiveRows.push_back(fn->name + std::string(" ") + f->name);
+      }
+      for (const Batch &b : planSamples(*fn, *f, fnPlan)) {
         std::vector<std::pair<uint64_t, uint32_t>> chunks;
         for (uint64_t at = 0; at < b.count; at += args.chunk)
           chunks.push_back({at, uint32_t(std::min<uint64_t>(args.chunk, b.count - at))});
-        // The device runs chunk c + 1 while the host checks chunk c.
+        // The device runs the next --in-flight chunks while the host checks this one.
         auto launch = [&](size_t c) {
           return std::async(std::launch::async, [&, c] { return runner.run(*fn, *f, b, chunks[c].first, chunks[c].second); });
         };
-        std::future<ChunkResult> next = launch(0);
+        std::deque<std::future<ChunkResult>> pending;
+        size_t launched = 0;
+        for (; launched < chunks.size() && launched < args.inFlight; ++launched) pending.push_back(launch(launched));
         for (size_t c = 0; c < chunks.size(); ++c) {
-          ChunkResult r = next.get();
+          ChunkResult r = pending.front().get();
+          pending.pop_front();
           if (!r.error.empty()) die("Execute " + r.error);
-          if (c + 1 < chunks.size()) next = launch(c + 1);
+          if (launched < chunks.size()) pending.push_back(launch(launched++));
           deviceNs += r.deviceNs;
           checkChunk(*fn, *f, b, chunks[c].first, chunks[c].second, r, modes, args.jobs, stats);
         }
@@ -394,13 +481,31 @@ int main(int argc, char **argv) {
     }
   }
   double totalSeconds = std::chrono::duration<double>(Clock::now() - started).count();
+  // The table's order: format, then allFunctions(), then mode.
+  auto position = [&](const Row &r) {
+    size_t fi = std::find(formats.begin(), formats.end(), r.key.format) - formats.begin();
+    size_t fn = 0;
+    while (fn < allFunctions().size() && allFunctions()[fn].fn != r.key.fn) ++fn;
+    return std::make_tuple(fi, fn, int(r.key.mode));
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row &a, const Row &b) { return position(a) < position(b); });
 
   // The report.
   std::ostringstream out;
   out << "device: " << args.device << " = " << deviceText << "\n";
-  out << "samples per function: " << (args.exhaustive ? "exhaustive" : args.samples)
+  out << "samples per function: " << args.samples
       << " in bulk, plus edge cases (and focused samples for two- and three-argument functions); seed "
       << args.seed << "\n";
+  if (args.exhaustive) {
+    out << "exhaustive (every bit pattern) for " << exhaustiveRows.size() << ":";
+    for (const auto &r : exhaustiveRows) out << " " << r;
+    out << (exhaustiveRows.empty() ? " none" : "") << "\n";
+  }
+  if (!notRun.empty()) {
+    out << "NOT RUN (past --time-limit-s):";
+    for (const auto &r : notRun) out << " " << r;
+    out << "\n";
+  }
   out << "time: " << int(totalSeconds) << " s, of which kernels " << int(deviceNs / 1000000000) << " s\n\n";
   out << "| function | type | mode | max error (ulp) | bound | worst input | samples | result |\n";
   out << "|---|---|---|---:|---|---|---:|---|\n";
