@@ -18,6 +18,7 @@
 #include "clang/AST/Mangle.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/CodeGen/ModuleBuilder.h"
+#include "clang/Basic/DiagnosticLex.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/CodeGen/CodeGenAction.h"
@@ -154,10 +155,31 @@ public:
     }
     ++recorded_;
     bytes_ += size;
-    if (d.severity == Severity::Note && !out_.empty())
+    if (d.severity == Severity::Note && !out_.empty()) {
       out_.back().notes.push_back(std::move(d));
-    else
-      out_.push_back(std::move(d));
+      return;
+    }
+    out_.push_back(std::move(d));
+    // An #error in a stdlib header (what msld lacks: <metal_tensor>) points
+    // back at the request's #include that reached it.
+    if (info.getID() == clang::diag::err_pp_hash_error && info.hasSourceManager() && recorded_ < job_.maxDiagnostics) {
+      const clang::SourceManager &sm = info.getSourceManager();
+      for (clang::SourceLocation at = sm.getIncludeLoc(sm.getFileID(info.getLocation())); at.isValid();
+           at = sm.getIncludeLoc(sm.getFileID(at))) {
+        clang::PresumedLoc loc = sm.getPresumedLoc(at);
+        if (!loc.isValid() || !llvm::StringRef(loc.getFilename()).starts_with(kSourceRoot))
+          continue;
+        Diagnostic note;
+        note.severity = Severity::Note;
+        note.message = "included here";
+        note.file = displayPath(loc.getFilename());
+        note.line = loc.getLine();
+        note.column = loc.getColumn();
+        ++recorded_;
+        out_.back().notes.push_back(std::move(note));
+        break;
+      }
+    }
   }
 
   /// The compile's engine, whose error limit stops it once this is full.
@@ -838,6 +860,13 @@ std::vector<std::string> clangArgs(const CompileJob &job, const MetalOptions &op
       "-D__METAL_VERSION__=" + std::to_string(opts.std.metalVersionMacro()),
       opts.std.platform == Platform::IOS ? "-D__METAL_IOS__=1" : "-D__METAL_MACOS__=1",
       opts.fastMath ? "-ffast-math" : "-fno-fast-math"});
+  // -fmetal-math-mode=relaxed: fast math that keeps INF and NaN.
+  if (opts.fastMath && opts.honorInfNaN)
+    args.insert(args.end(), {"-fhonor-infinities", "-fhonor-nans"});
+  // Which the unqualified math functions are (metal_math):
+  // -fmetal-math-fp32-functions=, else fast with fast math.
+  if (opts.fastFunctions())
+    args.push_back("-D__MSL_FAST_FUNCTIONS__=1");
   if (job.target.arch == Arch::NVPTX64) {
     // The driver takes -mcpu only for CUDA; say it to cc1 directly.
     std::string sm = job.target.cpu.empty() ? std::string(kDefaultSm) : job.target.cpu;
@@ -1168,7 +1197,7 @@ StdlibPchCache &stdlibPchCache() {
   return cache;
 }
 
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target &target, bool fastMath,
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target &target, bool fastMath, bool finiteMath,
                                                          std::string &error) {
   std::string triple = tripleOf(target.arch);
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -1179,8 +1208,8 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target &target, b
                         : std::string("x86-64");
   llvm::TargetOptions options;
   options.UnsafeFPMath = fastMath;
-  options.NoInfsFPMath = fastMath;
-  options.NoNaNsFPMath = fastMath;
+  options.NoInfsFPMath = finiteMath;
+  options.NoNaNsFPMath = finiteMath;
   options.NoSignedZerosFPMath = fastMath;
   return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
       triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
@@ -1505,7 +1534,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     return internalError("invalid module after entry-point lowering: " + verifyMessage);
 
   std::string tmError;
-  auto tm = createTargetMachine(job.target, opts->fastMath, tmError);
+  auto tm = createTargetMachine(job.target, opts->fastMath, opts->fastMath && !opts->honorInfNaN, tmError);
   if (!tm)
     return internalError(tmError);
   module->setDataLayout(tm->createDataLayout());

@@ -13,7 +13,10 @@
 //
 // A row passes when it compiles, except `mfa` rows that use an Apple-private
 // builtin (`__metal_...`, in the file or in a header it includes), which pass
-// when they are rejected with a first error that names such a builtin. `glsl-optimizer` rows are reported but not counted.
+// when they are rejected with a first error that names such a builtin, and
+// files that include Metal 4's <metal_tensor>, which pass when they compile
+// or are rejected with an error saying what msld does not provide.
+// `glsl-optimizer` rows are reported but not counted.
 //
 // Each compile is hermetic: the job carries the main file, every file of its
 // directory and every file under its -I directories (paths relative to DIR).
@@ -143,6 +146,7 @@ struct Row {
 struct Outcome {
   bool compiled = false, passed = false;
   bool expectReject = false; // privateSet row that uses a __metal_ builtin
+  bool metal4Tensors = false; // includes <metal_tensor>: compiles, or is rejected naming what msld lacks
   std::string firstError;     // "file:line:col: message"
   std::string firstErrorMsg;  // message only
   std::string group;          // normalized group key (failures only)
@@ -506,6 +510,7 @@ int main(int argc, char **argv) {
         job.outputs = {nvptx ? OutputKind::PTX : OutputKind::Reflection};
         if (row.privateSet)
           o.expectReject = usesPrivateBuiltins(job, row.fileTrees);
+        o.metal4Tensors = job.mainSource.find("<metal_tensor>") != std::string::npos;
         CompileResult r = compile(job);
         o.compiled = r.success;
         if (r.success && !ptxDir.empty()) {
@@ -524,6 +529,8 @@ int main(int argc, char **argv) {
       }
       if (o.expectReject)
         o.passed = !o.compiled && o.firstErrorMsg.find("__metal_") != std::string::npos;
+      else if (o.metal4Tensors)
+        o.passed = o.compiled || o.firstErrorMsg.find("msld does not provide") != std::string::npos;
       else
         o.passed = o.compiled;
       if (!o.passed)
@@ -574,7 +581,8 @@ int main(int argc, char **argv) {
 
   std::printf("msl-corpus: %zu source files from %s, %d job(s)\n", rows.size(), dir.c_str(), jobs);
   std::printf("(pass = compiles; an mfa file that uses an Apple-private __metal_ builtin passes when\n"
-              " rejected with a first error naming one; failed* = not passed;\n"
+              " rejected with a first error naming one, a <metal_tensor> file when it compiles or is\n"
+              " rejected saying what msld does not provide; failed* = not passed;\n"
               " glsl-optimizer is reported but not counted)\n");
   printTable("source", srcRows, true, {"glsl-optimizer"});
   printTable("stage (counted files)",

@@ -277,7 +277,7 @@ TEST(MetalOptionsTest, WarningFlagsPassThroughInOrder) {
 }
 
 TEST(MetalOptionsTest, UnknownOptionsRejected) {
-  for (const Args &bad : std::vector<Args>{{"-O3"},
+  for (const Args &bad : std::vector<Args>{{"-O4"},
                                            {"-fno-builtin"},
                                            {"-x", "c"},
                                            {"main.metal"},
@@ -303,6 +303,78 @@ TEST(MetalOptionsTest, FullNormalizedOrderIsFixed) {
                                   "-W", "-Wno-foo", "-Werror"}));
   // Normalizing is idempotent: parsing the normalized form gives it back.
   EXPECT_EQ(parseOk(o.normalized()).normalized(), o.normalized());
+}
+
+// `metal` build flags that do not change msld's artifact are accepted and
+// stay out of the normalized form (the action key).
+TEST(MetalOptionsTest, BuildFlagsWithoutEffectAreAcceptedOutsideTheKey) {
+  for (const char *flag : {"-O0", "-O2", "-O3", "-Os", "-g", "-gline-tables-only", "-frecord-sources",
+                           "-fmodules", "-fno-modules"}) {
+    SCOPED_TRACE(flag);
+    MetalOptions o = parseOk({flag});
+    EXPECT_EQ(o.normalized(), parseOk({}).normalized());
+    EXPECT_EQ(o.ignoredFlags, (Args{flag}));
+  }
+}
+
+// -target air64-apple-<os><version> selects the language that OS ships when
+// no -std is given; -std wins wherever it stands.
+TEST(MetalOptionsTest, TargetTripleSelectsTheLanguageVersion) {
+  struct Case { Args args; int major, minor; Platform platform; };
+  const std::vector<Case> cases = {
+      {{"-target", "air64-apple-macos14.0"}, 3, 1, Platform::MacOS},
+      {{"-target", "air64-apple-macosx13.5"}, 3, 0, Platform::MacOS},
+      {{"--target=air64-apple-macos15.2"}, 3, 2, Platform::MacOS},
+      {{"-target", "air64-apple-macos10.15"}, 2, 2, Platform::MacOS},
+      {{"-target", "air64-apple-ios15.0"}, 2, 4, Platform::IOS},
+      {{"-target", "air64-apple-ios17.4"}, 3, 1, Platform::MacOS},
+      {{"-target", "air64-apple-macos26.0"}, 4, 0, Platform::MacOS},
+      {{"-std=metal3.0", "-target", "air64-apple-macos15.0"}, 3, 0, Platform::MacOS},
+      {{"-target", "air64-apple-macos15.0", "-std=macos-metal2.4"}, 2, 4, Platform::MacOS},
+  };
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.args.back());
+    MetalOptions o = parseOk(c.args);
+    EXPECT_EQ(o.std.major, c.major);
+    EXPECT_EQ(o.std.minor, c.minor);
+    EXPECT_EQ(o.std.platform, c.platform);
+  }
+  // The triple is in the key (it is a deployment target).
+  EXPECT_NE(parseOk({"-target", "air64-apple-macos14.0"}).normalized(),
+            parseOk({"-std=metal3.1"}).normalized());
+  EXPECT_NE(parseError({"-target", "x86_64-linux-gnu"}).find("air64-apple-macos"), std::string::npos);
+  EXPECT_NE(parseError({"-target", "air64-apple-macos"}).find("unsupported target"), std::string::npos);
+  EXPECT_NE(parseError({"-target"}).find("needs a value"), std::string::npos);
+}
+
+TEST(MetalOptionsTest, MathModeAndFp32Functions) {
+  MetalOptions relaxed = parseOk({"-fmetal-math-mode=relaxed"});
+  EXPECT_TRUE(relaxed.fastMath);
+  EXPECT_TRUE(relaxed.honorInfNaN);
+  EXPECT_TRUE(relaxed.fastFunctions());
+  MetalOptions safe = parseOk({"-fmetal-math-mode=safe"});
+  EXPECT_FALSE(safe.fastMath);
+  EXPECT_FALSE(safe.fastFunctions());
+  EXPECT_EQ(safe.normalized(), parseOk({"-fno-fast-math"}).normalized());
+  EXPECT_EQ(parseOk({"-fmetal-math-mode=fast"}).normalized(), parseOk({}).normalized());
+  // A later -ffast-math ends relaxed mode.
+  EXPECT_FALSE(parseOk({"-fmetal-math-mode=relaxed", "-ffast-math"}).honorInfNaN);
+  EXPECT_NE(relaxed.normalized(), parseOk({}).normalized());
+  MetalOptions precise = parseOk({"-fmetal-math-fp32-functions=precise"});
+  EXPECT_TRUE(precise.fastMath);
+  EXPECT_FALSE(precise.fastFunctions());
+  EXPECT_NE(precise.normalized(), parseOk({}).normalized());
+  EXPECT_TRUE(parseOk({"-fno-fast-math", "-fmetal-math-fp32-functions=fast"}).fastFunctions());
+  EXPECT_NE(parseError({"-fmetal-math-mode=loose"}).find("fast, relaxed or safe"), std::string::npos);
+  EXPECT_NE(parseError({"-fmetal-math-fp32-functions=x"}).find("fast or precise"), std::string::npos);
+  EXPECT_EQ(parseOk(relaxed.normalized()).normalized(), relaxed.normalized());
+  EXPECT_EQ(parseOk(precise.normalized()).normalized(), precise.normalized());
+}
+
+TEST(MetalOptionsTest, Metal4Language) {
+  MetalOptions o = parseOk({"-std=metal4.0"});
+  EXPECT_EQ(o.std.metalVersionMacro(), 400);
+  EXPECT_EQ(o.std.spelling(), "metal4.0");
 }
 
 } // namespace

@@ -49,17 +49,35 @@ struct MetalOptions {
   /// -include FILE: files included ahead of the main file, in order
   /// (paths relative to the compile root, among the request's files).
   std::vector<std::string> forcedIncludes;
-  /// -ffast-math is the default (spec 6.2).
+  /// -ffast-math is the default (spec 6.2). -fmetal-math-mode=fast|relaxed
+  /// set it, =safe (like -fno-fast-math) clears it.
   bool fastMath = true;
+  /// -fmetal-math-mode=relaxed (Metal 3.2): fast math that keeps INF and
+  /// NaN (no finite-math assumption).
+  bool honorInfNaN = false;
+  /// -fmetal-math-fp32-functions=fast|precise (Metal 3.2): which the
+  /// unqualified float math functions are; unset: fast with fast math,
+  /// precise without.
+  std::optional<bool> fastFp32Functions;
+  /// Whether the unqualified math functions are metal::fast's.
+  bool fastFunctions() const { return fastFp32Functions.value_or(fastMath); }
   bool warningsAsErrors = false;      // -Werror
   bool suppressWarnings = false;      // -W
   /// -W<name> / -Wno-<name> flags and -Werror, in command-line order, passed
   /// to the compiler.
   std::vector<std::string> warningFlags;
 
-  /// -mmacosx-version-min=V / -mios-version-min=V as given (last wins). It
-  /// selects no code yet but is kept: it may change the output.
+  /// -mmacosx-version-min=V / -mios-version-min=V / -target TRIPLE as given
+  /// (last wins). A -target triple (air64-apple-macos14.0) also selects the
+  /// language version its OS has when there is no -std.
   std::string deploymentTarget;
+
+  /// Accepted for `metal` command lines and without effect on the artifact
+  /// (msld's artifacts carry no debug information or embedded sources, and
+  /// it optimizes every compile alike): -O0..-O3, -Os, -Oz, -g,
+  /// -gline-tables-only, -frecord-sources, -fmodules, -fno-modules. Kept in
+  /// command-line order for messages only; not in normalized().
+  std::vector<std::string> ignoredFlags;
 
   /// Every option explicit (defaults included), in a fixed order, with the
   /// order among -D and among -I kept: the form the action key hashes.
