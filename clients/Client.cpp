@@ -198,6 +198,7 @@ void Client::prepare(grpc::ClientContext& context) const {
 
 void Client::addToken(grpc::ClientContext& context) const {
   if (!options_.auth_token.empty()) context.AddMetadata("authorization", "Bearer " + options_.auth_token);
+  if (!options_.request_id.empty()) context.AddMetadata("x-request-id", options_.request_id);
 }
 
 std::size_t Client::batchBudget() const {

@@ -316,6 +316,7 @@ std::optional<Result<msl::v1::CompileResponse>> fastCompile(const ClientOptions&
   const auto timeoutMs = std::max<long long>(1, options.call_deadline.count());
   putHeader(block, 0, "grpc-timeout", std::to_string(std::min<long long>(timeoutMs, 99999999)) + "m");
   if (!options.auth_token.empty()) putHeader(block, 0, "authorization", "Bearer " + options.auth_token, true);
+  if (!options.request_id.empty()) putHeader(block, 0, "x-request-id", options.request_id);
   if (block.size() > 16384) return std::nullopt;
   putFrameHeader(out, block.size(), kHeaders, kEndHeaders, 1);
   out += block;

@@ -106,7 +106,7 @@ std::string usage() {
   return R"(usage: mslc [--server HOST:PORT] [-c|-S] FILE.metal... [-o OUT] [metal options]
             [-MD|-MMD] [-MF FILE] [-MT TARGET] [-MQ TARGET] [-MP]
             [--target x86_64|nvptx64[-sm_NN]] [--emit llvm-bc|llvm-ir|ptx|reflection]
-            [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] [--token-file FILE]
+            [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] [--token-file FILE] [--request-id ID]
        mslc run FILE.metal --kernel NAME ...   (runs a kernel; see mslc run --help)
 
 Compiles Metal Shading Language sources on an msld server, as `metal -c` does.
@@ -123,6 +123,7 @@ Compiles Metal Shading Language sources on an msld server, as `metal -c` does.
   --tls-ca FILE    connect over TLS; verify the server's certificate with this CA
   --tls-cert FILE, --tls-key FILE   client certificate and key (msld --tls-client-ca)
   --token-file F   send the token in F (default: $MSLD_TOKEN) as 'authorization: Bearer'
+  --request-id ID  send ID as x-request-id: msld logs it on the request's lines
   --target T       x86_64 (default), nvptx64 (server's default SM), nvptx64-sm_NN
   --emit KIND      llvm-bc (default for x86_64), llvm-ir, ptx (default for nvptx64),
                    reflection (JSON)
@@ -199,6 +200,13 @@ OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOption
      : flag == "--tls-cert" ? out->tls_cert
      : flag == "--tls-key"  ? out->tls_key
                             : out->token_file) = v;
+  } else if (args.is("--request-id")) {
+    if (!args.value("--request-id", true, &v, error)) return OptionParse::kFailed;
+    if (v.empty() || v.size() > 128) return fail("--request-id must have 1 to 128 characters");
+    for (char c : v)
+      if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e)
+        return fail("--request-id must be printable ASCII without blanks");
+    out->request_id = v;
   } else if (a == "--stats") {
     out->stats = true;
   } else if (startsWith(a, "-D")) {
@@ -527,6 +535,7 @@ bool makeClientOptions(const SourceOptions& options, const char* env_token, Clie
                       " token contains blanks or control characters",
              false;
   copts.auth_token = std::move(token);
+  copts.request_id = options.request_id;
   *out = std::move(copts);
   return true;
 }

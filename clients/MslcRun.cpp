@@ -621,6 +621,7 @@ Compiles FILE.metal on an msld server and runs kernel NAME there.
   --tls-ca FILE           connect over TLS, verifying the server with this CA
   --tls-cert FILE, --tls-key FILE  client certificate and key (msld --tls-client-ca)
   --token-file FILE       the token to send (default: $MSLD_TOKEN)
+  --request-id ID         sent as x-request-id: msld logs it on the request's lines
 
 Metal options (-D, -I, -include, -std=, -ffast-math, -fno-fast-math, -W...) and --constant work
 as for mslc -c; headers the source includes are found and sent with it.

@@ -21,7 +21,9 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # nlohmann_json, CLI11, prometheus-cpp, cpp-httplib, LLVM/Clang 19, GTest) and
 # the tests need (prometheus: promtool, which checks a /metrics scrape; MPFR:
 # the exact results of msl-conformance, tests/conformance; openssl: the
-# certificates of the TLS tests, tests/integration/make-test-certs.sh).
+# certificates of the TLS tests, tests/integration/make-test-certs.sh;
+# python3-yaml: the checks of the Kubernetes manifests and alert rules,
+# tests/deploy/; libseccomp-dev: the workers' seccomp filter, service/Sandbox.h).
 MSLD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates curl python3
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
@@ -32,6 +34,8 @@ MSLD_PACKAGES=(
   prometheus-cpp-dev prometheus
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
   libmpfr-dev
+  python3-yaml
+  libseccomp-dev
 )
 
 msld_missing_packages() {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "BinaryIdentity.h"
 #include "CompileRecording.h"
+#include "Sandbox.h"
 #include "WorkerOutOfMemory.h"
 #include "WorkerProtocol.h"
 #include "msl/compiler/Compiler.h"
@@ -149,11 +150,21 @@ int main(int argc, char **argv) {
   // The compiler (version, stdlib) and the code that runs it (this binary
   // and every library it loaded): a rebuilt worker gets new action keys.
   hello.set_compiler_identity(mc::compilerIdentity() + " binary/" + msl::service::binaryIdentity());
-  if (!msl::service::writeMessage(1, hello))
-    return 1;
   const char *recordDir = std::getenv("MSLD_COMPILE_RECORD_DIR");
   if (recordDir && *recordDir)
     std::ofstream(std::string(recordDir) + "/identity") << hello.compiler_identity();
+  // Sandboxed (Sandbox.h): everything is loaded and the identity computed;
+  // from here on only the system calls a compile makes (files only to
+  // record into MSLD_COMPILE_RECORD_DIR). No filter, no hello.
+  if (msl::service::startedInSandbox()) {
+    std::string error;
+    if (!msl::service::installWorkerSeccomp(recordDir && *recordDir, error)) {
+      std::cerr << "msld-compile-worker: " << error << "\n";
+      return 1;
+    }
+  }
+  if (!msl::service::writeMessage(1, hello))
+    return 1;
   WorkerRequest req;
   while (msl::service::readMessage(0, req)) {
     WorkerResponse resp = responseOf(mc::compile(jobOf(req)));

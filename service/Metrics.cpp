@@ -90,6 +90,11 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       authFailuresFamily_(counterFamily(r, "msld_auth_failures_total",
                                         "Calls refused by authentication or roles, by reason (missing_token, "
                                         "bad_token, permission_denied, no_client_cert, unknown_subject).")),
+      cacheEvictionsFamily_(counterFamily(r, "msld_cache_evictions_total",
+                                          "Items evicted from the cache to stay under --cache-max-bytes, by kind "
+                                          "(blob, action).")),
+      cacheEvictedBytesFamily_(counterFamily(r, "msld_cache_evicted_bytes_total",
+                                             "Bytes evicted from the cache, by kind (blob, action).")),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",
@@ -126,7 +131,19 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       kernelFaults(counter(r, "msld_kernel_faults_total",
                            "Kernels that faulted (out-of-bounds access, trap); their worker was replaced.")),
       executeBytesIn(executeBytesFamily_.Add({{"direction", "in"}})),
-      executeBytesOut(executeBytesFamily_.Add({{"direction", "out"}})) {
+      executeBytesOut(executeBytesFamily_.Add({{"direction", "out"}})),
+      cacheBytes(gauge(r, "msld_cache_bytes",
+                       "Bytes the cache holds as --cache-max-bytes counts them: blob sizes plus action "
+                       "entries.")),
+      cacheMaxBytes(gauge(r, "msld_cache_max_bytes", "The cache's bound (--cache-max-bytes); 0: unbounded.")),
+      actionCacheEntries(gauge(r, "msld_action_cache_entries", "Entries in the action cache.")),
+      cacheEvictionsBlob(cacheEvictionsFamily_.Add({{"kind", "blob"}})),
+      cacheEvictionsAction(cacheEvictionsFamily_.Add({{"kind", "action"}})),
+      cacheEvictedBytesBlob(cacheEvictedBytesFamily_.Add({{"kind", "blob"}})),
+      cacheEvictedBytesAction(cacheEvictedBytesFamily_.Add({{"kind", "action"}})),
+      actionCachePutsDropped(counter(r, "msld_action_cache_puts_dropped_total",
+                                     "Results not cached because an artifact they reference was evicted "
+                                     "before the result was stored.")) {
   for (int c = 0; c < kStatusCodes; ++c)
     cpuExecutions_[c] = &executionsFamily_.Add({{"device", "cpu"}, {"code", kCodeNames[c]}});
   for (size_t m = 0; m < kMethods.size(); ++m)
@@ -134,6 +151,12 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       requestSeries_[m][c] = &requestsFamily_.Add({{"method", kMethods[m]}, {"code", kCodeNames[c]}});
   for (size_t i = 0; i < kAuthFailureLabels.size(); ++i)
     authFailures_[i] = &authFailuresFamily_.Add({{"reason", kAuthFailureLabels[i]}});
+}
+
+void ServiceMetrics::mirrorCounter(prometheus::Counter &counter, double value) {
+  double now = counter.Value();
+  if (value > now)
+    counter.Increment(value - now);
 }
 
 void ServiceMetrics::countAuthFailure(AuthFailure failure) {

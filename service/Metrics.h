@@ -73,6 +73,8 @@ private:
   prometheus::Family<prometheus::Histogram> &kernelTimeFamily_;
   prometheus::Family<prometheus::Histogram> &cudaModuleLoadFamily_;
   prometheus::Family<prometheus::Counter> &authFailuresFamily_;
+  prometheus::Family<prometheus::Counter> &cacheEvictionsFamily_;
+  prometheus::Family<prometheus::Counter> &cacheEvictedBytesFamily_;
 
 public:
   prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
@@ -99,6 +101,19 @@ public:
   prometheus::Counter &kernelFaults;            // msld_kernel_faults_total
   prometheus::Counter &executeBytesIn;          // msld_execute_bytes_total{direction="in"}
   prometheus::Counter &executeBytesOut;         // msld_execute_bytes_total{direction="out"}
+  // The bounded cache (msld --cache-max-bytes), all read from the store at
+  // scrape time: see refreshCacheMetrics.
+  prometheus::Gauge &cacheBytes;                // msld_cache_bytes: blobs + action entries
+  prometheus::Gauge &cacheMaxBytes;             // msld_cache_max_bytes (0: unbounded)
+  prometheus::Gauge &actionCacheEntries;        // msld_action_cache_entries
+  prometheus::Counter &cacheEvictionsBlob;      // msld_cache_evictions_total{kind="blob"}
+  prometheus::Counter &cacheEvictionsAction;    // msld_cache_evictions_total{kind="action"}
+  prometheus::Counter &cacheEvictedBytesBlob;   // msld_cache_evicted_bytes_total{kind="blob"}
+  prometheus::Counter &cacheEvictedBytesAction; // msld_cache_evicted_bytes_total{kind="action"}
+  prometheus::Counter &actionCachePutsDropped;  // msld_action_cache_puts_dropped_total
+  /// Sets a counter that mirrors a monotonic count kept elsewhere (the
+  /// store's, since open) to `value`.
+  static void mirrorCounter(prometheus::Counter &counter, double value);
   /// msld_executions_total{device,code}: one Execute finished on `device`.
   void countExecution(const std::string &device, int grpcStatusCode);
   /// msld_kernel_duration_seconds{device}: one dispatch on `device` (one of

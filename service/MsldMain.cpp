@@ -1,14 +1,18 @@
 //===- MsldMain.cpp - msld ------------------------------------------------===//
 #include "LargeAllocations.h"
+#include "RequestLog.h"
+#include "Sandbox.h"
 #include "Server.h"
 
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <pthread.h>
+#include <unistd.h>
 
 int main(int argc, char **argv) {
   msl::service::reuseLargeAllocations();
@@ -23,6 +27,16 @@ int main(int argc, char **argv) {
   std::string readyFile;
   app.add_option("--listen", options.listen, "gRPC HOST:PORT (port 0: any free port)")->capture_default_str();
   app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
+  // The cache (cache/README.md): bound, durability, and the --scrub mode.
+  app.add_option("--cache-max-bytes", options.cacheMaxBytes,
+                 "keep blobs and action entries under this size by LRU eviction (e.g. 10G, 512M); 0: unbounded")
+      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+  app.add_flag("--sync-writes", options.syncWrites,
+               "fsync every cache write before acknowledging it (survives power loss; slower)");
+  bool scrub = false;
+  app.add_flag("--scrub", scrub,
+               "verify every blob and action entry in --data-dir, drop what is corrupt, print a report and exit "
+               "(msld must not be running on it)");
   app.add_option("--metrics-listen", options.metricsListen, "Prometheus /metrics HOST:PORT; empty: off")
       ->capture_default_str();
   app.add_option("--compile-workers", workers.workers, "compile worker processes")
@@ -96,7 +110,30 @@ int main(int argc, char **argv) {
                  "roles of client certificates: lines 'CN ROLE[,ROLE...]' (needs --tls-client-ca; reloaded on "
                  "SIGHUP)")
       ->check(CLI::ExistingFile);
+  // Logging (service/RequestLog.h): text by default, JSON lines for collectors.
+  std::string logFormat = "text", logLevel = "info";
+  app.add_option("--log-format", logFormat, "stderr log: text lines, or one JSON object per line")
+      ->capture_default_str()->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-level", logLevel, "lowest level of request log lines (debug adds 'rpc started')")
+      ->capture_default_str()->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  // The compile and execution workers' sandbox (service/Sandbox.h).
+  std::string sandboxMode = "auto";
+  app.add_option("--sandbox", sandboxMode,
+                 "compile and execution workers in namespaces with a seccomp filter: auto (where the machine "
+                 "allows it, else rlimits only), on (refuse to start without), off")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "on", "off"}));
+  bool requireSandbox = false;
+  app.add_flag("--require-sandbox", requireSandbox, "same as --sandbox on");
   CLI11_PARSE(app, argc, argv);
+  if (requireSandbox)
+    sandboxMode = "on";
+  {
+    msl::service::log::Format format;
+    msl::service::log::Level level;
+    msl::service::log::parseFormat(logFormat, format);
+    msl::service::log::parseLevel(logLevel, level);
+    msl::service::log::configure(format, level);
+  }
   tls.requireClientCert = clientAuth == "require";
   workers.timeout = std::chrono::milliseconds(timeoutMs);
   workers.startTimeout = std::chrono::milliseconds(startTimeoutMs);
@@ -108,6 +145,9 @@ int main(int argc, char **argv) {
   options.cuda.workers.startTimeout = std::max(options.cuda.workers.startTimeout, workers.startTimeout);
   options.execute.maxBytesInFlight = execBytesMb << 20;
 
+  if (scrub)
+    return msl::service::scrubStore(options, std::cout);
+
   // Signals are taken by sigwait below, never delivered to worker threads.
   sigset_t stopSignals;
   sigemptyset(&stopSignals);
@@ -115,6 +155,35 @@ int main(int argc, char **argv) {
   sigaddset(&stopSignals, SIGINT);
   sigaddset(&stopSignals, SIGHUP); // reloads the auth files
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+  if (sandboxMode != "off") {
+    std::string why;
+    if (!msl::service::sandboxAvailable(why)) {
+      if (sandboxMode == "on") {
+        std::cerr << "msld: --sandbox on: workers cannot be sandboxed on this machine: " << why << "\n";
+        return 1;
+      }
+      std::cerr << "msld: sandbox unavailable (" << why
+                << "): compile and execution workers run with rlimits only (--sandbox on refuses to start)\n";
+    } else {
+      for (msl::service::WorkerPoolOptions *pool : {&workers, &exec}) {
+        pool->sandbox.enabled = true;
+        pool->sandbox.required = sandboxMode == "on";
+      }
+      // What the debugging hooks of the compile workers read and write.
+      if (const char *dir = std::getenv("MSLD_COMPILE_REPLAY_DIR"); dir && *dir)
+        workers.sandbox.readOnlyPaths.push_back(dir);
+      if (const char *dir = std::getenv("MSLD_COMPILE_RECORD_DIR"); dir && *dir) {
+        if (::geteuid() == 0) { // its sandboxed workers would be nobody, who cannot write there
+          workers.sandbox.enabled = false;
+          std::cerr << "msld: MSLD_COMPILE_RECORD_DIR is set: compile workers run unsandboxed to record "
+                       "(rlimits only)\n";
+        } else {
+          workers.sandbox.writablePaths.push_back(dir);
+        }
+      }
+    }
+  }
 
   std::string error;
   auto server = msl::service::Server::start(options, error);
@@ -133,9 +202,28 @@ int main(int argc, char **argv) {
   if (!options.auth.tokensFile.empty() && !tls.enabled())
     std::cerr << "msld: warning: --auth-tokens without --tls-cert: tokens travel in plaintext; use TLS beyond "
                  "loopback\n";
+  // Whether the workers are sandboxed: one line, and the ready file.
+  bool compileSandboxed = false, execSandboxed = false;
+  for (const auto &note : msl::service::sandboxNotes()) {
+    if (note.role == "compile")
+      compileSandboxed = note.sandboxed;
+    if (note.role == "execution")
+      execSandboxed = note.sandboxed;
+  }
+  std::cerr << "msld: sandbox: compile workers " << (compileSandboxed ? "sandboxed" : "not sandboxed")
+            << ", execution workers "
+            << (exec.workers == 0 ? "none" : execSandboxed ? "sandboxed" : "not sandboxed")
+            << (compileSandboxed || execSandboxed
+                    ? " (own user, mount, PID and network namespaces, read-only root of the binary and its "
+                      "libraries, no new privileges, seccomp allow-list)"
+                    : "")
+            << "; CUDA workers are never sandboxed (they need /dev/nvidia*)\n";
   if (!readyFile.empty()) {
     std::ofstream(readyFile + ".tmp") << "{\"grpc_port\":" << server->grpcPort()
-                                      << ",\"metrics_port\":" << server->metricsPort() << "}\n";
+                                      << ",\"metrics_port\":" << server->metricsPort()
+                                      << ",\"sandbox\":{\"compile\":" << (compileSandboxed ? "true" : "false")
+                                      << ",\"execution\":" << (execSandboxed ? "true" : "false")
+                                      << ",\"cuda\":false}}\n";
     std::rename((readyFile + ".tmp").c_str(), readyFile.c_str());
   }
   int signal = 0;

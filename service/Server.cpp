@@ -1,7 +1,9 @@
 #include "Server.h"
 
 #include "CompileService.h"
+#include "DigestProto.h"
 #include "Metrics.h"
+#include "RequestLog.h"
 #include "WorkerPool.h"
 #include "msl/v1/cas.grpc.pb.h"
 #include "msl/v1/compiler.grpc.pb.h"
@@ -57,6 +59,68 @@ std::string clientOf(const grpc::CallbackServerContext &ctx) {
   return host;
 }
 
+// One RPC's request id and log lines (RequestLog.h): the client's
+// x-request-id (sanitized) or a new one, returned in the response's initial
+// metadata; "rpc started" (debug) and "rpc finished" with the status code and
+// duration (info when OK, warn or error with the message otherwise).
+class RpcLog {
+public:
+  RpcLog(grpc::CallbackServerContext *ctx, const char *method)
+      : method_(method), peer_(ctx->peer()) {
+    const auto &metadata = ctx->client_metadata();
+    if (auto it = metadata.find(log::kRequestIdHeader); it != metadata.end())
+      id_ = log::sanitizeRequestId(std::string_view(it->second.data(), it->second.size()));
+    if (auto it = metadata.find("msld-client-id"); it != metadata.end())
+      clientId_ = log::sanitizeRequestId(std::string_view(it->second.data(), std::min<size_t>(it->second.size(), 64)));
+    if (id_.empty())
+      id_ = log::newRequestId();
+    ctx->AddInitialMetadata(log::kRequestIdHeader, id_);
+    if (log::enabled(log::Level::Debug))
+      log::write(log::Level::Debug, "rpc started", id_, baseFields());
+  }
+  const std::string &id() const { return id_; }
+  /// Logs the RPC's end (once); `extra` fields are added (cache_hit, device).
+  void finish(const grpc::Status &status, log::Fields extra = {}) {
+    if (finished_)
+      return;
+    finished_ = true;
+    static constexpr const char *kCodes[] = {
+        "OK",       "CANCELLED",         "UNKNOWN",      "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS",   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED",  "OUT_OF_RANGE",      "UNIMPLEMENTED", "INTERNAL",        "UNAVAILABLE",
+        "DATA_LOSS", "UNAUTHENTICATED"};
+    int code = int(status.error_code());
+    log::Level level = status.ok() ? log::Level::Info
+                       : code == grpc::StatusCode::INTERNAL || code == grpc::StatusCode::UNKNOWN ||
+                               code == grpc::StatusCode::DATA_LOSS
+                           ? log::Level::Error
+                           : log::Level::Warn;
+    if (!log::enabled(level))
+      return;
+    log::Fields fields = baseFields();
+    fields.emplace_back("code", std::string(code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN"));
+    fields.emplace_back("duration_ms",
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
+    for (auto &f : extra)
+      fields.push_back(std::move(f));
+    if (!status.ok())
+      fields.emplace_back("error", status.error_message().substr(0, 1024));
+    log::write(level, "rpc finished", id_, fields);
+  }
+
+private:
+  log::Fields baseFields() const {
+    log::Fields fields{{"method", std::string(method_)}, {"peer", peer_}};
+    if (!clientId_.empty())
+      fields.emplace_back("client_id", clientId_);
+    return fields;
+  }
+  const char *method_;
+  std::string peer_, id_, clientId_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  bool finished_ = false;
+};
+
 // Authentication and roles of every RPC (Auth.h): each handler asks first.
 class Gate {
 public:
@@ -88,8 +152,9 @@ private:
 
 // Answers a unary call that the Gate refused.
 grpc::ServerUnaryReactor *refuse(grpc::CallbackServerContext *ctx, const grpc::Status &status,
-                                 ServiceMetrics &metrics, const char *method) {
+                                 ServiceMetrics &metrics, const char *method, RpcLog &rpcLog) {
   metrics.countRequest(method, int(status.error_code()));
+  rpcLog.finish(status);
   auto *reactor = ctx->DefaultReactor();
   reactor->Finish(status);
   return reactor;
@@ -101,8 +166,8 @@ grpc::ServerUnaryReactor *refuse(grpc::CallbackServerContext *ctx, const grpc::S
 template <typename Logic> class CancellableReactor : public grpc::ServerUnaryReactor {
 public:
   CancellableReactor(grpc::CallbackServerContext *ctx, grpc::ByteBuffer *response, Logic &logic,
-                     ServiceMetrics &metrics)
-      : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics) {}
+                     ServiceMetrics &metrics, RpcLog rpc)
+      : ctx_(ctx), response_(response), logic_(logic), metrics_(metrics), rpc_(std::move(rpc)) {}
 
   void OnCancel() override {
     std::shared_ptr<typename Logic::Call> call;
@@ -130,6 +195,7 @@ protected:
   grpc::ByteBuffer *response_;
   Logic &logic_;
   ServiceMetrics &metrics_;
+  RpcLog rpc_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 
 private:
@@ -161,6 +227,8 @@ private:
     if (reply.retryAfterMs > 0) // gRPC's retry throttling trailer
       ctx_->AddTrailingMetadata("grpc-retry-pushback-ms", std::to_string(reply.retryAfterMs));
     metrics_.countRequest("Compile", int(reply.status.error_code()));
+    rpc_.finish(reply.status, reply.status.ok() ? log::Fields{{"cache_hit", reply.response.cache_hit()}}
+                                                : log::Fields{});
     Finish(reply.status);
   }
 };
@@ -171,9 +239,10 @@ public:
       : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *Compile(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
+    RpcLog rpcLog(ctx, "Compile");
     if (grpc::Status s = gate_.check(*ctx, rpc::kCompile); !s.ok())
-      return refuse(ctx, s, metrics_, "Compile");
-    auto *reactor = new CompileReactor(ctx, response, logic_, metrics_);
+      return refuse(ctx, s, metrics_, "Compile", rpcLog);
+    auto *reactor = new CompileReactor(ctx, response, logic_, metrics_, std::move(rpcLog));
     reactor->start(request);
     return reactor;
   }
@@ -190,6 +259,7 @@ template <typename Request, typename Response, typename Fn>
 grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *bytes,
                                     grpc::ByteBuffer *out, ServiceMetrics &metrics, const Gate &gate,
                                     const char *fullMethod, const char *method, Fn &&fn) {
+  RpcLog rpcLog(ctx, method);
   Request request;
   Response response;
   grpc::Status status = gate.check(*ctx, fullMethod);
@@ -200,6 +270,7 @@ grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc
   if (status.ok())
     serialize(response, *out);
   metrics.countRequest(method, int(status.error_code()));
+  rpcLog.finish(status);
   auto *reactor = ctx->DefaultReactor();
   reactor->Finish(status);
   return reactor;
@@ -209,8 +280,9 @@ grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc
 class BlobReader final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 public:
   /// `refused`: the Gate's answer (the blob is read only when it is OK).
-  BlobReader(CompileService &logic, ServiceMetrics &metrics, const grpc::ByteBuffer *bytes, grpc::Status refused)
-      : chunkBytes_(logic.readChunkBytes()), metrics_(metrics) {
+  BlobReader(CompileService &logic, ServiceMetrics &metrics, const grpc::ByteBuffer *bytes, grpc::Status refused,
+             RpcLog rpc)
+      : chunkBytes_(logic.readChunkBytes()), metrics_(metrics), rpc_(std::move(rpc)) {
     msl::v1::ReadBlobRequest request;
     grpc::Status status = std::move(refused);
     if (status.ok())
@@ -244,10 +316,12 @@ private:
   }
   void finish(const grpc::Status &status) {
     metrics_.countRequest("Read", int(status.error_code()));
+    rpc_.finish(status, {{"bytes", int64_t(next_)}});
     Finish(status);
   }
   size_t chunkBytes_;
   ServiceMetrics &metrics_;
+  RpcLog rpc_;
   std::string blob_;
   size_t next_ = 0, end_ = 0;
   grpc::ByteBuffer buffer_;
@@ -283,7 +357,9 @@ public:
   }
   grpc::ServerWriteReactor<grpc::ByteBuffer> *Read(grpc::CallbackServerContext *ctx,
                                                   const grpc::ByteBuffer *req) override {
-    return new BlobReader(logic_, metrics_, req, gate_.check(*ctx, rpc::kRead));
+    RpcLog rpcLog(ctx, "Read"); // before the Gate: a refused call is logged with its id too
+    grpc::Status gate = gate_.check(*ctx, rpc::kRead);
+    return new BlobReader(logic_, metrics_, req, std::move(gate), std::move(rpcLog));
   }
 
 private:
@@ -323,6 +399,7 @@ private:
       serialize(response, *response_);
     metrics_.countRequest("Execute", int(status.error_code()));
     metrics_.countExecution(device_, int(status.error_code()));
+    rpc_.finish(status, {{"device", device_}});
     Finish(status);
   }
   std::string device_ = "cpu";
@@ -343,9 +420,10 @@ public:
   }
   grpc::ServerUnaryReactor *Execute(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
+    RpcLog rpcLog(ctx, "Execute");
     if (grpc::Status s = gate_.check(*ctx, rpc::kExecute); !s.ok())
-      return refuse(ctx, s, metrics_, "Execute");
-    auto *reactor = new ExecuteReactor(ctx, response, logic_, metrics_);
+      return refuse(ctx, s, metrics_, "Execute", rpcLog);
+    auto *reactor = new ExecuteReactor(ctx, response, logic_, metrics_, std::move(rpcLog));
     reactor->start(request);
     return reactor;
   }
@@ -449,7 +527,62 @@ std::shared_ptr<grpc::ServerCredentials> serverCredentials(const TlsOptions &tls
   return grpc::SslServerCredentials(ssl);
 }
 
+// The store as msld opens it (cache/README.md). An action entry's
+// references are the artifacts of a compile result (CompileService) or the
+// cubin digest (CubinCache); the two encodings cannot be confused: a
+// CompileResponse's field 1 is a varint, a Digest's a string, so parsing
+// either as the other yields nothing.
+cache::StoreOptions storeOptionsFor(const ServerOptions &options) {
+  cache::StoreOptions o;
+  o.path = options.dataDir;
+  o.max_bytes = options.cacheMaxBytes;
+  o.sync_writes = options.syncWrites;
+  o.action_references = [](std::string_view value) {
+    std::vector<cache::Digest> refs;
+    msl::v1::CompileResponse response;
+    if (response.ParseFromArray(value.data(), int(value.size())))
+      for (const auto &a : response.artifacts())
+        if (isValidDigest(a.digest()))
+          refs.push_back(fromProto(a.digest()));
+    msl::v1::Digest cubin;
+    if (cubin.ParseFromArray(value.data(), int(value.size())) && isValidDigest(cubin))
+      refs.push_back(fromProto(cubin));
+    return refs;
+  };
+  return o;
+}
+
+void refreshCacheMetrics(cache::ContentStore &store, uint64_t maxBytes, ServiceMetrics &m) {
+  cache::StoreStats s = store.stats();
+  m.cacheBytes.Set(double(s.cache_bytes));
+  m.cacheMaxBytes.Set(double(maxBytes));
+  m.actionCacheEntries.Set(double(s.action_entries));
+  ServiceMetrics::mirrorCounter(m.cacheEvictionsBlob, double(s.evicted_blobs));
+  ServiceMetrics::mirrorCounter(m.cacheEvictionsAction, double(s.evicted_entries));
+  ServiceMetrics::mirrorCounter(m.cacheEvictedBytesBlob, double(s.evicted_blob_bytes));
+  ServiceMetrics::mirrorCounter(m.cacheEvictedBytesAction, double(s.evicted_entry_bytes));
+  ServiceMetrics::mirrorCounter(m.actionCachePutsDropped, double(s.action_puts_dropped));
+}
+
 } // namespace
+
+int scrubStore(const ServerOptions &options, std::ostream &out) {
+  cache::StoreOptions o = storeOptionsFor(options);
+  o.create_if_missing = false;
+  o.max_bytes = 0; // a scrub never evicts
+  auto store = cache::ContentStore::open(o);
+  if (!store) {
+    out << "msld --scrub: cannot open the store at " << options.dataDir << ": " << store.status().toString()
+        << "\n";
+    return 1;
+  }
+  cache::ScrubReport report = (*store)->scrub();
+  cache::StoreStats s = (*store)->stats();
+  out << "msld --scrub: " << options.dataDir << ": " << (report.clean() ? "clean" : "repaired") << " "
+      << report.toString() << " blobs=" << s.blob_count << " blob_bytes=" << s.total_bytes
+      << " action_entries=" << s.action_entries << "\n";
+  return report.status.isOk() ? 0 : 1;
+}
 
 WorkerPoolOptions defaultExecWorkers() {
   WorkerPoolOptions o;
@@ -528,9 +661,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   }
   impl->gate = std::make_unique<Gate>(impl->auth.get(), impl->metrics);
 
-  cache::StoreOptions storeOptions;
-  storeOptions.path = options.dataDir;
-  auto store = cache::ContentStore::open(storeOptions);
+  auto store = cache::ContentStore::open(storeOptionsFor(options));
   if (!store) {
     error = "cannot open the store at " + options.dataDir + ": " + store.status().toString();
     return nullptr;
@@ -583,6 +714,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   impl->registry->onCollect([raw] {
     raw->metrics.casBytes.Set(double(raw->store->totalBytes()));
     raw->metrics.casBlobs.Set(double(raw->store->blobCount()));
+    refreshCacheMetrics(*raw->store, raw->options.cacheMaxBytes, raw->metrics);
   });
 
   grpc::EnableDefaultHealthCheckService(true);

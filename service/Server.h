@@ -13,6 +13,7 @@
 #include "WorkerPool.h"
 
 #include <chrono>
+#include <iosfwd>
 #include <memory>
 #include <string>
 
@@ -76,7 +77,19 @@ struct ServerOptions {
   /// Tokens and certificate subjects, and their roles; off when both
   /// files are empty.
   AuthOptions auth;
+  /// The cache (cache/README.md): its bound in bytes, blobs plus action
+  /// entries, kept by LRU eviction (--cache-max-bytes; 0: unbounded), and
+  /// whether every write is fsynced before it is acknowledged (--sync-writes).
+  uint64_t cacheMaxBytes = 0;
+  bool syncWrites = false;
 };
+
+/// msld --scrub: opens the store at options.dataDir (no msld may be serving
+/// it: RocksDB locks it), re-hashes every blob and checks every action entry,
+/// drops what is corrupt and the entries referencing dropped blobs, and
+/// writes a one-line report to `out`. 0 when the scrub read everything, 1
+/// when the store could not be opened or read through.
+int scrubStore(const ServerOptions &options, std::ostream &out);
 
 class Server {
 public:

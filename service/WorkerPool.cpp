@@ -12,9 +12,12 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+
+extern char **environ;
 
 namespace msl::service {
 namespace {
@@ -157,16 +160,40 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const WorkerPoolOptions &options, 
   // A worker that dies while we write to it must not kill the daemon.
   ::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<WorkerPool> pool(new WorkerPool(options));
+  const std::string what = options.role + " worker " + options.workerPath;
+  if (options.sandbox.enabled) {
+    std::string why;
+    pool->sandbox_ = SandboxPlan::prepare(options.workerPath, options.sandbox, why);
+    if (!pool->sandbox_) {
+      if (options.sandbox.required) {
+        error = what + " cannot be sandboxed (--sandbox on): " + why;
+        return nullptr;
+      }
+      pool->options_.log("msld: " + what + " runs without the sandbox (rlimits only): " + why + "\n");
+      noteSandbox({options.role, false, why});
+    }
+  }
   pool->spawner_ = std::make_unique<Spawner>();
   for (int i = 0; i < std::max(1, options.workers); ++i) {
     Worker w;
-    if (!pool->spawn(w, error)) {
+    bool started = pool->spawn(w, error);
+    if (!started && i == 0 && pool->sandbox_ && !options.sandbox.required) {
+      // --sandbox auto: a worker that does not start sandboxed runs without.
+      pool->options_.log("msld: " + what + " did not start in the sandbox, running it with rlimits only: " +
+                         error + "\n");
+      noteSandbox({options.role, false, error});
+      pool->sandbox_.reset();
+      started = pool->spawn(w, error);
+    }
+    if (!started) {
       pool->shutdown();
       return nullptr;
     }
     pool->idle_.push_back(w);
     ++pool->alive_;
   }
+  if (pool->sandbox_ || !options.sandbox.enabled)
+    noteSandbox({options.role, pool->sandbox_ != nullptr, ""});
   return pool;
 }
 
@@ -226,16 +253,27 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::close(in[1]);
     return false;
   }
-  const char *path = options_.workerPath.c_str();
-  // argv is built before the fork: the child may only exec.
+  const SandboxPlan *sandbox = sandbox_.get();
+  const char *path = sandbox ? sandbox->executable().c_str() : options_.workerPath.c_str();
+  // argv (and a sandboxed worker's environment) are built before the fork:
+  // the child may only exec.
   std::vector<char *> argv{const_cast<char *>(path)};
   for (const std::string &a : options_.workerArgs)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
+  static std::string sandboxFlag = std::string(kSandboxEnvironmentVariable) + "=1";
+  std::vector<char *> envp;
+  if (sandbox) {
+    for (char **e = environ; e && *e; ++e)
+      if (std::strncmp(*e, sandboxFlag.c_str(), sandboxFlag.size() - 1) != 0)
+        envp.push_back(*e);
+    envp.push_back(sandboxFlag.data());
+    envp.push_back(nullptr);
+  }
   rlimit memory{options_.memoryLimitBytes, options_.memoryLimitBytes};
   const int memoryResource = options_.limitAddressSpace ? RLIMIT_AS : RLIMIT_DATA;
   pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid = sandbox ? sandbox->cloneChild() : ::fork();
   if (pid == 0) {
     // Only async-signal-safe calls between fork and exec. Its own process
     // group, so a kill reaches anything it started.
@@ -244,10 +282,25 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) // msld died before the prctl
+    if (sandbox) {
+      // Its parent is outside its PID namespace (getppid() is 0): msld died
+      // before the prctl when no one holds the other end of its stdin.
+      ::close(in[1]);
+      pollfd hup{0, POLLIN, 0};
+      if (::poll(&hup, 1, 0) == 1 && (hup.revents & POLLHUP))
+        ::_exit(126);
+    } else if (::getppid() != parent) { // msld died before the prctl
       ::_exit(126);
+    }
     if (memory.rlim_cur)
       ::setrlimit(memoryResource, &memory);
+    if (sandbox) {
+      if (!sandbox->enter(2))
+        ::_exit(125);
+      ::syscall(SYS_close_range, 3u, ~0u, 0u); // nothing of msld's leaks in
+      ::execve(path, argv.data(), envp.data());
+      ::_exit(127);
+    }
     ::execv(path, argv.data());
     ::_exit(127);
   }

@@ -8,11 +8,13 @@
 // start, each compile (its time limit, or its caller's cancellation), and the
 // exit at shutdown. Workers are forked by one long-lived spawner thread, so
 // PR_SET_PDEATHSIG (which fires when the forking *thread* exits) kills a
-// worker only when msld itself ends.
+// worker only when msld itself ends. With options.sandbox, each worker is
+// cloned into namespaces of its own (Sandbox.h) instead of forked.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Sandbox.h"
 #include "msl/internal/worker.pb.h"
 
 #include <google/protobuf/message_lite.h>
@@ -60,6 +62,10 @@ struct WorkerPoolOptions {
   std::function<void(const std::string &)> log;
   /// Called when a replacement worker is refused for a different identity.
   std::function<void()> onIdentityMismatch;
+  /// Run the workers in a sandbox (Sandbox.h) on top of the rlimits. Off by
+  /// default; msld turns it on for compile and execution workers
+  /// (--sandbox), never for CUDA workers (they need /dev/nvidia*).
+  SandboxOptions sandbox;
 };
 
 /// Set by a caller to stop its compile early (client gone, deadline passed).
@@ -85,6 +91,9 @@ public:
   Outcome run(const google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
               const CancelFlag *cancel = nullptr, std::chrono::milliseconds timeout = {});
   const WorkerPoolOptions &options() const { return options_; }
+  /// Whether the workers run in the sandbox (options().sandbox.enabled and
+  /// the worker could be sandboxed).
+  bool sandboxed() const { return sandbox_ != nullptr; }
 
   /// The identity the workers reported (part of every action key). Every
   /// worker of the pool has it; a replacement reporting another is refused.
@@ -115,6 +124,7 @@ private:
   void logStderr(const Worker &w, const std::string &kept, size_t dropped);
 
   WorkerPoolOptions options_;
+  std::unique_ptr<SandboxPlan> sandbox_; // null: rlimits only
   std::string identity_;
   std::unique_ptr<Spawner> spawner_;
   std::mutex mu_;

@@ -9,6 +9,18 @@
 
 namespace msl::cache {
 
+namespace detail {
+// Returns the payload if \p Stored is well-formed and its checksum matches.
+bool unwrapActionValue(std::string_view Stored, std::string_view &Payload) {
+  if (Stored.size() < 1 + 32 || Stored[0] != 1)
+    return false;
+  Payload = Stored.substr(1 + 32);
+  auto Raw = Sha256().update(Payload).finishRaw();
+  return std::string_view(reinterpret_cast<const char *>(Raw.data()), 32) ==
+         Stored.substr(1, 32);
+}
+} // namespace detail
+
 namespace {
 // Value layout: 1 format byte, 32-byte raw SHA-256 of the payload, payload.
 constexpr char kValueFormat = 1;
@@ -19,12 +31,8 @@ std::string checksum(std::string_view Payload) {
   return std::string(reinterpret_cast<const char *>(Raw.data()), Raw.size());
 }
 
-// Returns the payload if \p Stored is well-formed and its checksum matches.
 bool unwrap(std::string_view Stored, std::string_view &Payload) {
-  if (Stored.size() < kHeaderSize || Stored[0] != kValueFormat)
-    return false;
-  Payload = Stored.substr(kHeaderSize);
-  return checksum(Payload) == Stored.substr(1, 32);
+  return detail::unwrapActionValue(Stored, Payload);
 }
 
 Status checkKey(std::string_view Key) {
@@ -47,14 +55,50 @@ Status ActionCache::put(std::string_view Key, std::string_view Value) {
   Stored.push_back(kValueFormat);
   Stored += checksum(Value);
   Stored.append(Value);
-  // Locked so get()'s compare-then-delete of a corrupt entry cannot remove
-  // a fresh value written in between.
-  std::lock_guard<std::mutex> Lock(State.stripeFor(Key));
-  auto RS = State.Db->Put(State.WriteOpts, State.Ac,
-                          rocksdb::Slice(Key.data(), Key.size()), Stored);
-  if (!RS.ok())
-    return Status::ioError("writing action " + std::string(Key) + ": " +
-                           RS.ToString());
+  if (State.Opts.max_bytes && Stored.size() > State.Opts.max_bytes)
+    return Status::tooLarge("action result of " + std::to_string(Value.size()) +
+                            " bytes exceeds max_bytes " +
+                            std::to_string(State.Opts.max_bytes));
+  std::vector<std::string> Refs = State.referencesOf(Value);
+  const std::string IndexKey = std::string(1, detail::kEntryTag) + std::string(Key);
+  {
+    // Locked so get()'s compare-then-delete of a corrupt entry cannot remove
+    // a fresh value written in between, and so that eviction of this key
+    // waits for (or is cancelled by) this put.
+    std::lock_guard<std::mutex> Lock(State.stripeFor(Key));
+    detail::IndexItem Item;
+    Item.Size = Stored.size();
+    Item.RefKeys = std::move(Refs);
+    {
+      // Every referenced blob must be there, and stays (its reference count
+      // is taken now, before the write, so eviction cannot pick it after
+      // this check). One that is missing, or already picked by eviction,
+      // makes the entry a future miss: it is not stored at all.
+      std::lock_guard<std::mutex> L(State.IndexMu);
+      for (const std::string &R : Item.RefKeys) {
+        auto It = State.Index.find(R);
+        if (It == State.Index.end() || It->second.Evicting) {
+          State.ActionPutsDropped.fetch_add(1, std::memory_order_relaxed);
+          return Status::ok();
+        }
+      }
+      State.incRefsLocked(Item.RefKeys);
+      Item.Stamp = State.nextStampLocked();
+      Item.PersistedStamp = Item.Stamp;
+    }
+    rocksdb::WriteBatch B;
+    B.Put(State.Ac, rocksdb::Slice(Key.data(), Key.size()), Stored);
+    B.Put(State.Lru, IndexKey, detail::encodeIndexRecord(Item, true));
+    auto RS = State.Db->Write(State.WriteOpts, &B);
+    std::lock_guard<std::mutex> L(State.IndexMu);
+    if (!RS.ok()) {
+      State.decRefsLocked(Item.RefKeys);
+      return Status::ioError("writing action " + std::string(Key) + ": " +
+                             RS.ToString());
+    }
+    State.indexEntryWrittenLocked(IndexKey, std::move(Item));
+  }
+  State.maybeEvict();
   return Status::ok();
 }
 
@@ -70,8 +114,10 @@ Result<std::string> ActionCache::get(std::string_view Key) {
     return Status::ioError("reading action " + std::string(Key) + ": " +
                            RS.ToString());
   std::string_view Payload;
-  if (RS.ok() && unwrap(V.ToStringView(), Payload))
+  if (RS.ok() && unwrap(V.ToStringView(), Payload)) {
+    State.touch(std::string(1, detail::kEntryTag) + std::string(Key));
     return std::string(Payload);
+  }
 
   CorruptFound.fetch_add(1, std::memory_order_relaxed);
   State.warn("corrupt action cache entry " + std::string(Key) +
@@ -83,10 +129,17 @@ Result<std::string> ActionCache::get(std::string_view Key) {
     auto RS2 = State.Db->Get(rocksdb::ReadOptions(), State.Ac, K, &Again);
     std::string_view Ignored;
     if (RS2.IsCorruption() || (RS2.ok() && !unwrap(Again.ToStringView(), Ignored))) {
-      auto WS = State.Db->Delete(State.WriteOpts, State.Ac, K);
+      const std::string IndexKey =
+          std::string(1, detail::kEntryTag) + std::string(Key);
+      rocksdb::WriteBatch B;
+      B.Delete(State.Ac, K);
+      B.Delete(State.Lru, IndexKey);
+      auto WS = State.Db->Write(State.WriteOpts, &B);
       if (!WS.ok())
         State.warn("failed to delete corrupt action " + std::string(Key) +
                    ": " + WS.ToString());
+      else
+        State.indexRemoved(IndexKey);
     }
   }
   return Status::notFound("action " + std::string(Key) +

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <unordered_set>
 
 namespace msl::cache {
 namespace detail {
@@ -43,13 +44,14 @@ void DbState::warn(std::string_view Msg) const {
 }
 
 rocksdb::Status DbState::writeWithCounters(rocksdb::WriteBatch &B,
-                                           int64_t DCount, int64_t DBytes) {
+                                           int64_t DCount, int64_t DBytes,
+                                           const rocksdb::WriteOptions *O) {
   std::lock_guard<std::mutex> Lock(CountersMu);
   int64_t Count = int64_t(BlobCount.load()) + DCount;
   int64_t Bytes = int64_t(TotalBytes.load()) + DBytes;
   B.Put(Meta, kBlobCountKey, encodeI64(Count < 0 ? 0 : Count));
   B.Put(Meta, kTotalBytesKey, encodeI64(Bytes < 0 ? 0 : Bytes));
-  rocksdb::Status S = Db->Write(WriteOpts, &B);
+  rocksdb::Status S = Db->Write(O ? *O : WriteOpts, &B);
   if (S.ok()) {
     BlobCount.store(uint64_t(Count < 0 ? 0 : Count));
     TotalBytes.store(uint64_t(Bytes < 0 ? 0 : Bytes));
@@ -60,7 +62,7 @@ rocksdb::Status DbState::writeWithCounters(rocksdb::WriteBatch &B,
 DbState::~DbState() {
   if (!Db)
     return;
-  for (auto *H : {Meta, Cas, Ac})
+  for (auto *H : {Meta, Cas, Ac, Lru})
     if (H)
       Db->DestroyColumnFamilyHandle(H);
   Db->Close();
@@ -113,28 +115,23 @@ Status readCounter(DbState &S, std::string_view Key, uint64_t &Out) {
   return Status::ok();
 }
 
-// Rebuilds the counters from the "cas" keys; sizes come from the keys, so
-// blob values are not needed.
-Status recount(DbState &S) {
-  uint64_t Count = 0, Bytes = 0;
-  std::unique_ptr<rocksdb::Iterator> It(
-      S.Db->NewIterator(rocksdb::ReadOptions(), S.Cas));
-  for (It->SeekToFirst(); It->Valid(); It->Next()) {
-    std::string_view K = It->key().ToStringView();
-    auto Slash = K.find('/');
-    uint64_t Size = 0;
-    if (Slash != std::string_view::npos)
-      std::from_chars(K.data() + Slash + 1, K.data() + K.size(), Size);
-    ++Count;
-    Bytes += Size;
-  }
-  if (!It->status().ok())
-    return fromRocks(It->status(), "scanning cas");
-  rocksdb::WriteBatch B;
-  B.Put(S.Meta, detail::kBlobCountKey, detail::encodeI64(int64_t(Count)));
-  B.Put(S.Meta, detail::kTotalBytesKey, detail::encodeI64(int64_t(Bytes)));
-  auto WS = S.Db->Write(S.WriteOpts, &B);
-  return WS.ok() ? Status::ok() : fromRocks(WS, "writing counters");
+std::string blobIndexKey(const std::string &CasKey) {
+  return std::string(1, detail::kBlobTag) + CasKey;
+}
+
+// "<64 hex>/<decimal size>" back to a digest; false if malformed.
+bool parseCasKey(std::string_view K, Digest &D) {
+  auto Slash = K.find('/');
+  if (Slash != kHashHexLength)
+    return false;
+  D.hash = std::string(K.substr(0, Slash));
+  std::string_view Size = K.substr(Slash + 1);
+  int64_t N = -1;
+  auto [Ptr, Ec] = std::from_chars(Size.data(), Size.data() + Size.size(), N);
+  if (Ec != std::errc() || Ptr != Size.data() + Size.size() || Size.empty())
+    return false;
+  D.size_bytes = N;
+  return D.isValid() && D.toString() == K;
 }
 
 } // namespace
@@ -148,9 +145,12 @@ ContentStore::open(const StoreOptions &Opts) {
   S->Opts = Opts;
   S->WriteOpts.sync = Opts.sync_writes;
 
+  S->TouchOpts.sync = false;
+
   rocksdb::DBOptions DbOpts;
   DbOpts.create_if_missing = Opts.create_if_missing;
-  DbOpts.create_missing_column_families = Opts.create_if_missing;
+  // Also for an existing store of an older build, which lacks "lru".
+  DbOpts.create_missing_column_families = true;
 
   rocksdb::BlockBasedTableOptions Table;
   if (Opts.block_cache_bytes > 0)
@@ -181,10 +181,16 @@ ContentStore::open(const StoreOptions &Opts) {
   AcOpts.table_factory = TableFactory;
   AcOpts.compression = Compression;
 
+  // Small records (a stamp; entries add their references), read at open.
+  rocksdb::ColumnFamilyOptions LruOpts;
+  LruOpts.table_factory = TableFactory;
+  LruOpts.compression = Compression;
+
   std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = {
       {rocksdb::kDefaultColumnFamilyName, MetaOpts},
       {"cas", CasOpts},
-      {"ac", AcOpts}};
+      {"ac", AcOpts},
+      {"lru", LruOpts}};
   std::vector<rocksdb::ColumnFamilyHandle *> Handles;
   rocksdb::DB *Raw = nullptr;
   auto RS = rocksdb::DB::Open(DbOpts, Opts.path, Cfs, &Handles, &Raw);
@@ -194,6 +200,7 @@ ContentStore::open(const StoreOptions &Opts) {
   S->Meta = Handles[0];
   S->Cas = Handles[1];
   S->Ac = Handles[2];
+  S->Lru = Handles[3];
 
   // The format marker lets a future layout change refuse (or migrate) old
   // stores instead of misreading them.
@@ -203,8 +210,10 @@ ContentStore::open(const StoreOptions &Opts) {
   if (!RS.ok() && !Fresh)
     return fromRocks(RS, "reading format version");
   if (Fresh) {
-    RS = S->Db->Put(S->WriteOpts, S->Meta, detail::kFormatKey,
-                    detail::kFormatVersion);
+    rocksdb::WriteBatch B;
+    B.Put(S->Meta, detail::kFormatKey, detail::kFormatVersion);
+    B.Put(S->Meta, detail::kIndexKey, detail::kIndexVersion);
+    RS = S->Db->Write(S->WriteOpts, &B);
     if (!RS.ok())
       return fromRocks(RS, "writing format version");
   } else if (Format != detail::kFormatVersion) {
@@ -213,10 +222,6 @@ ContentStore::open(const StoreOptions &Opts) {
                            std::string(detail::kFormatVersion) + "'");
   }
 
-  if (Opts.recount_stats_on_open) {
-    if (Status St = recount(*S); !St.isOk())
-      return St;
-  }
   uint64_t Count = 0, Bytes = 0;
   if (Status St = readCounter(*S, detail::kBlobCountKey, Count); !St.isOk())
     return St;
@@ -225,11 +230,30 @@ ContentStore::open(const StoreOptions &Opts) {
   S->BlobCount = Count;
   S->TotalBytes = Bytes;
 
-  return std::unique_ptr<ContentStore>(new ContentStore(std::move(S)));
+  // The recency index: loaded from "lru", or rebuilt by one scan of the
+  // data (which also recounts the counters) when a store of an older build
+  // has none or a recount was asked for.
+  std::string IndexVersion;
+  RS = S->Db->Get(rocksdb::ReadOptions(), S->Meta, detail::kIndexKey,
+                  &IndexVersion);
+  if (!RS.ok() && !RS.IsNotFound())
+    return fromRocks(RS, "reading the index version");
+  Status St = Opts.recount_stats_on_open || IndexVersion != detail::kIndexVersion
+                  ? S->rebuildIndex()
+                  : S->loadIndex();
+  if (!St.isOk())
+    return St;
+
+  std::unique_ptr<ContentStore> Store(new ContentStore(std::move(S)));
+  // A store reopened with a smaller max_bytes shrinks now.
+  Store->State->maybeEvict();
+  return Store;
 }
 
 ContentStore::ContentStore(std::unique_ptr<detail::DbState> St)
-    : State(std::move(St)), AC(new ActionCache(*State)) {}
+    : State(std::move(St)), AC(new ActionCache(*State)) {
+  State->CorruptEntries = &AC->CorruptFound;
+}
 
 // AC references State, so it must go first (members die in reverse order,
 // which already does that; spelled out for clarity).
@@ -251,28 +275,68 @@ Status ContentStore::put(const Digest &D, std::string_view Bytes) {
                                    D.toString() + ", actual " +
                                    Actual.toString());
 
-  std::string Key = casKey(D);
-  std::lock_guard<std::mutex> Lock(State->stripeFor(Key));
-  rocksdb::PinnableSlice Existing;
-  auto RS = State->Db->Get(rocksdb::ReadOptions(), State->Cas, Key, &Existing);
-  bool IsNew = RS.IsNotFound();
-  if (RS.ok() && Existing.ToStringView() == Bytes)
-    return Status::ok(); // Already stored and intact.
-  // A present-but-different or unreadable copy is damaged: overwrite it
-  // (a repair, so the counters do not change).
-  if (!RS.ok() && !IsNew && !RS.IsCorruption())
-    return fromRocks(RS, "reading blob " + Key);
-  if (!IsNew)
-    State->warn("repairing damaged blob " + Key + " on put");
+  if (State->Opts.max_bytes && Bytes.size() > State->Opts.max_bytes)
+    return Status::tooLarge("blob of " + std::to_string(Bytes.size()) +
+                            " bytes exceeds max_bytes " +
+                            std::to_string(State->Opts.max_bytes));
 
-  // The blob and the new counter values go in one WriteBatch, so a crash
-  // can never leave the counters out of step with the blobs.
-  rocksdb::WriteBatch B;
-  B.Put(State->Cas, Key, rocksdb::Slice(Bytes.data(), Bytes.size()));
-  RS = IsNew ? State->writeWithCounters(B, 1, D.size_bytes)
-             : State->Db->Write(State->WriteOpts, &B);
-  if (!RS.ok())
-    return fromRocks(RS, "writing blob " + Key);
+  std::string Key = casKey(D);
+  std::string IndexKey = blobIndexKey(Key);
+  {
+    std::lock_guard<std::mutex> Lock(State->stripeFor(Key));
+    rocksdb::PinnableSlice Existing;
+    auto RS = State->Db->Get(rocksdb::ReadOptions(), State->Cas, Key, &Existing);
+    bool IsNew = RS.IsNotFound();
+    if (RS.ok() && Existing.ToStringView() == Bytes) {
+      // Already stored and intact: a use (which also cancels an eviction
+      // that picked it and has not deleted it yet).
+      std::string Record;
+      bool Indexed;
+      {
+        std::lock_guard<std::mutex> L(State->IndexMu);
+        Indexed = State->restampHeldLocked(IndexKey, &Record);
+      }
+      if (!Indexed) {
+        // Written behind the library's back (so not counted either): adopt
+        // it, as scrub() does.
+        detail::IndexItem Item;
+        {
+          std::lock_guard<std::mutex> L(State->IndexMu);
+          Item.Stamp = State->nextStampLocked();
+        }
+        rocksdb::WriteBatch B;
+        B.Put(State->Lru, IndexKey, detail::encodeIndexRecord(Item, false));
+        if (State->writeWithCounters(B, 1, D.size_bytes).ok())
+          State->indexBlobWritten(IndexKey, uint64_t(D.size_bytes), Item.Stamp);
+      } else if (!Record.empty()) {
+        State->Db->Put(State->TouchOpts, State->Lru, IndexKey, Record);
+      }
+      return Status::ok();
+    }
+    // A present-but-different or unreadable copy is damaged: overwrite it
+    // (a repair, so the counters do not change).
+    if (!RS.ok() && !IsNew && !RS.IsCorruption())
+      return fromRocks(RS, "reading blob " + Key);
+    if (!IsNew)
+      State->warn("repairing damaged blob " + Key + " on put");
+
+    // The blob, its index record and the new counter values go in one
+    // WriteBatch, so a crash can never leave them out of step.
+    detail::IndexItem Item;
+    {
+      std::lock_guard<std::mutex> L(State->IndexMu);
+      Item.Stamp = State->nextStampLocked();
+    }
+    rocksdb::WriteBatch B;
+    B.Put(State->Cas, Key, rocksdb::Slice(Bytes.data(), Bytes.size()));
+    B.Put(State->Lru, IndexKey, detail::encodeIndexRecord(Item, false));
+    RS = IsNew ? State->writeWithCounters(B, 1, D.size_bytes)
+               : State->Db->Write(State->WriteOpts, &B);
+    if (!RS.ok())
+      return fromRocks(RS, "writing blob " + Key);
+    State->indexBlobWritten(IndexKey, uint64_t(D.size_bytes), Item.Stamp);
+  }
+  State->maybeEvict();
   return Status::ok();
 }
 
@@ -287,8 +351,11 @@ bool ContentStore::contains(const Digest &D) const {
   if (!checkDigest(D).isOk())
     return false;
   rocksdb::PinnableSlice V;
-  return State->Db->Get(rocksdb::ReadOptions(), State->Cas, casKey(D), &V)
-      .ok();
+  std::string Key = casKey(D);
+  if (!State->Db->Get(rocksdb::ReadOptions(), State->Cas, Key, &V).ok())
+    return false;
+  State->touch(blobIndexKey(Key));
+  return true;
 }
 
 std::vector<Digest>
@@ -309,11 +376,19 @@ ContentStore::findMissing(const std::vector<Digest> &Digests) const {
     State->Db->MultiGet(rocksdb::ReadOptions(), State->Cas, Keys.size(),
                         KeySlices.data(), Values.data(), Statuses.data());
   size_t J = 0;
+  std::vector<std::string> Used; // presence checks count as uses (REAPI)
   for (size_t I = 0; I < Digests.size(); ++I) {
-    bool Present = J < Index.size() && Index[J] == I && Statuses[J++].ok();
+    bool Matches = J < Index.size() && Index[J] == I;
+    bool Present = Matches && Statuses[J].ok();
+    if (Present)
+      Used.push_back(blobIndexKey(Keys[J]));
+    if (Matches)
+      ++J;
     if (!Present)
       Missing.push_back(Digests[I]);
   }
+  if (!Used.empty())
+    State->touchMany(Used);
   return Missing;
 }
 
@@ -333,8 +408,10 @@ Result<std::string> ContentStore::get(const Digest &D) {
     return fromRocks(RS, "reading blob " + Key);
   } else {
     Digest Actual = Digest::of(V.ToStringView());
-    if (Actual == D)
+    if (Actual == D) {
+      State->touch(blobIndexKey(Key));
       return std::string(V.ToStringView());
+    }
     Problem = "stored bytes hash to " + Actual.toString();
   }
 
@@ -342,29 +419,56 @@ Result<std::string> ContentStore::get(const Digest &D) {
   // and contains()/findMissing() report it missing meanwhile.
   State->CorruptBlobs.fetch_add(1, std::memory_order_relaxed);
   State->warn("corrupt blob " + Key + " (" + Problem + "); deleting it");
-  {
-    std::lock_guard<std::mutex> Lock(State->stripeFor(Key));
-    // Re-check under the lock: a concurrent put may have repaired it.
-    rocksdb::PinnableSlice Again;
-    auto RS2 = State->Db->Get(rocksdb::ReadOptions(), State->Cas, Key, &Again);
-    bool StillBad = RS2.IsCorruption() ||
-                    (RS2.ok() && Digest::of(Again.ToStringView()) != D);
-    if (StillBad) {
-      rocksdb::WriteBatch B;
-      B.Delete(State->Cas, Key);
-      auto WS = State->writeWithCounters(B, -1, -D.size_bytes);
-      if (!WS.ok()) {
-        State->warn("failed to delete corrupt blob " + Key + ": " +
-                    WS.ToString());
-      }
-    }
-  }
+  if (dropCorruptBlob(Key, &D))
+    State->dropEntriesReferencing({blobIndexKey(Key)});
   return Status::notFound("blob " + Key + " was corrupt and has been removed");
 }
 
-StoreStats ContentStore::stats() const {
-  return {blobCount(), totalBytes(), corruptBlobsFound()};
+bool ContentStore::dropCorruptBlob(const std::string &Key, const Digest *D) {
+  std::lock_guard<std::mutex> Lock(State->stripeFor(Key));
+  // Re-check under the lock: a concurrent put may have repaired it.
+  rocksdb::PinnableSlice Again;
+  auto RS2 = State->Db->Get(rocksdb::ReadOptions(), State->Cas, Key, &Again);
+  bool StillBad = RS2.IsCorruption() ||
+                  (RS2.ok() && (!D || Digest::of(Again.ToStringView()) != *D));
+  if (!StillBad)
+    return false;
+  std::string IndexKey = blobIndexKey(Key);
+  bool Counted;
+  {
+    std::lock_guard<std::mutex> L(State->IndexMu);
+    Counted = State->Index.count(IndexKey) > 0;
+  }
+  rocksdb::WriteBatch B;
+  B.Delete(State->Cas, Key);
+  B.Delete(State->Lru, IndexKey);
+  // A malformed key (no digest) was never counted by this library.
+  auto WS = D && Counted ? State->writeWithCounters(B, -1, -D->size_bytes)
+                         : State->Db->Write(State->WriteOpts, &B);
+  if (!WS.ok()) {
+    State->warn("failed to delete corrupt blob " + Key + ": " + WS.ToString());
+    return false;
+  }
+  State->indexRemoved(IndexKey);
+  return true;
 }
+
+StoreStats ContentStore::stats() const {
+  StoreStats St;
+  St.blob_count = blobCount();
+  St.total_bytes = totalBytes();
+  St.corrupt_blobs_found = corruptBlobsFound();
+  St.action_entries = State->EntryCount.load();
+  St.action_bytes = State->EntryBytes.load();
+  St.cache_bytes = St.total_bytes + St.action_bytes;
+  St.evicted_blobs = State->EvictedBlobs.load();
+  St.evicted_blob_bytes = State->EvictedBlobBytes.load();
+  St.evicted_entries = State->EvictedEntries.load();
+  St.evicted_entry_bytes = State->EvictedEntryBytes.load();
+  St.action_puts_dropped = State->ActionPutsDropped.load();
+  return St;
+}
+uint64_t ContentStore::cacheBytes() const { return State->cacheBytes(); }
 uint64_t ContentStore::blobCount() const {
   return State->BlobCount.load(std::memory_order_relaxed);
 }
@@ -373,6 +477,265 @@ uint64_t ContentStore::totalBytes() const {
 }
 uint64_t ContentStore::corruptBlobsFound() const {
   return State->CorruptBlobs.load(std::memory_order_relaxed);
+}
+
+} // namespace msl::cache
+
+namespace msl::cache {
+
+std::string ScrubReport::toString() const {
+  std::string Out = "blobs_checked=" + std::to_string(blobs_checked) +
+                    " bytes_checked=" + std::to_string(bytes_checked) +
+                    " corrupt_blobs=" + std::to_string(corrupt_blobs) +
+                    " entries_checked=" + std::to_string(entries_checked) +
+                    " corrupt_entries=" + std::to_string(corrupt_entries) +
+                    " entries_missing_blobs=" +
+                    std::to_string(entries_missing_blobs) +
+                    " index_repairs=" + std::to_string(index_repairs);
+  if (!status.isOk())
+    Out += " incomplete=\"" + status.toString() + "\"";
+  return Out;
+}
+
+ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
+  DbState &S = *State;
+  std::lock_guard<std::mutex> One(S.ScrubMu);
+  ScrubReport R;
+  const bool Drop = Opts.drop_corrupt;
+  rocksdb::ReadOptions RO;
+  RO.fill_cache = Opts.fill_cache;
+  {
+    std::lock_guard<std::mutex> L(S.IndexMu);
+    for (auto &[K, I] : S.Index)
+      I.Seen = false;
+  }
+  auto MarkSeen = [&](const std::string &IndexKey) {
+    std::lock_guard<std::mutex> L(S.IndexMu);
+    auto It = S.Index.find(IndexKey);
+    if (It == S.Index.end())
+      return false;
+    It->second.Seen = true;
+    return true;
+  };
+  std::vector<std::string> Gone;   // index keys of blobs dropped or missing
+  std::vector<std::string> Corrupt; // of corrupt blobs (also when not dropped)
+
+  auto CheckBlob = [&](const std::string &Key, std::string_view Value,
+                       const rocksdb::Status &ReadStatus) {
+    ++R.blobs_checked;
+    R.bytes_checked += Value.size();
+    Digest D;
+    bool KeyOk = parseCasKey(Key, D);
+    if (ReadStatus.ok() && KeyOk && Digest::of(Value) == D)
+      return true;
+    ++R.corrupt_blobs;
+    S.CorruptBlobs.fetch_add(1, std::memory_order_relaxed);
+    S.warn("scrub: corrupt blob " + Key + " (" +
+           (!ReadStatus.ok() ? ReadStatus.ToString()
+            : !KeyOk         ? std::string("malformed key")
+                             : "stored bytes hash to " + Digest::of(Value).toString()) +
+           ")" + (Drop ? "; deleting it" : ""));
+    Corrupt.push_back(blobIndexKey(Key));
+    MarkSeen(blobIndexKey(Key)); // counted once, dropped or not
+    if (Drop && dropCorruptBlob(Key, KeyOk ? &D : nullptr))
+      Gone.push_back(blobIndexKey(Key));
+    return false;
+  };
+
+  // 1. Every blob, re-hashed. Blobs the index lacks (written behind the
+  //    library's back) are adopted, counted and made evictable.
+  {
+    std::unique_ptr<rocksdb::Iterator> It(S.Db->NewIterator(RO, S.Cas));
+    for (It->SeekToFirst(); It->Valid(); It->Next()) {
+      std::string Key = It->key().ToString();
+      if (!CheckBlob(Key, It->value().ToStringView(), rocksdb::Status::OK()))
+        continue;
+      std::string IndexKey = blobIndexKey(Key);
+      if (MarkSeen(IndexKey) || !Drop)
+        continue;
+      std::lock_guard<std::mutex> Lock(S.stripeFor(Key));
+      {
+        std::lock_guard<std::mutex> L(S.IndexMu);
+        if (S.Index.count(IndexKey))
+          continue; // put meanwhile
+      }
+      rocksdb::PinnableSlice Now;
+      if (!S.Db->Get(rocksdb::ReadOptions(), S.Cas, Key, &Now).ok())
+        continue;
+      Digest D;
+      parseCasKey(Key, D);
+      detail::IndexItem Item;
+      {
+        std::lock_guard<std::mutex> L(S.IndexMu);
+        Item.Stamp = S.nextStampLocked();
+      }
+      rocksdb::WriteBatch B;
+      B.Put(S.Lru, IndexKey, detail::encodeIndexRecord(Item, false));
+      if (S.writeWithCounters(B, 1, D.size_bytes).ok()) {
+        S.indexBlobWritten(IndexKey, uint64_t(D.size_bytes), Item.Stamp);
+        MarkSeen(IndexKey);
+        ++R.index_repairs;
+      }
+    }
+    if (!It->status().ok())
+      R.status = Status::ioError("the scan of cas stopped: " +
+                                 It->status().ToString());
+  }
+
+  // 2. Indexed blobs the scan did not visit: put during the scan (its
+  //    snapshot predates them), behind a read error, or gone from the
+  //    database. Each is read on its own.
+  std::vector<std::string> Unseen;
+  {
+    std::lock_guard<std::mutex> L(S.IndexMu);
+    for (const auto &[K, I] : S.Index)
+      if (K[0] == detail::kBlobTag && !I.Seen && !I.Evicting)
+        Unseen.push_back(K);
+  }
+  for (const std::string &IndexKey : Unseen) {
+    std::string Key = IndexKey.substr(1);
+    rocksdb::PinnableSlice V;
+    auto RS = S.Db->Get(RO, S.Cas, Key, &V);
+    if (RS.ok() || RS.IsCorruption()) {
+      CheckBlob(Key, V.ToStringView(), RS);
+      continue;
+    }
+    if (!RS.IsNotFound() || !Drop)
+      continue;
+    std::lock_guard<std::mutex> Lock(S.stripeFor(Key));
+    {
+      std::lock_guard<std::mutex> L(S.IndexMu);
+      auto It = S.Index.find(IndexKey);
+      if (It == S.Index.end() || It->second.Evicting)
+        continue;
+    }
+    if (!S.Db->Get(rocksdb::ReadOptions(), S.Cas, Key, &V).IsNotFound())
+      continue;
+    // Indexed and counted, but deleted behind the library's back.
+    Digest D;
+    parseCasKey(Key, D);
+    rocksdb::WriteBatch B;
+    B.Delete(S.Lru, IndexKey);
+    if (S.writeWithCounters(B, -1, -D.size_bytes).ok()) {
+      S.indexRemoved(IndexKey);
+      Gone.push_back(IndexKey);
+      ++R.index_repairs;
+    }
+  }
+
+  // 3. Every action entry, checksummed; entries the index lacks adopted.
+  auto DropEntryIfStillBad = [&](const std::string &Key) {
+    return S.deleteEntry(Key, [&](const detail::IndexItem *) {
+      rocksdb::PinnableSlice Again;
+      auto RS = S.Db->Get(rocksdb::ReadOptions(), S.Ac, Key, &Again);
+      std::string_view P;
+      return RS.IsCorruption() ||
+             (RS.ok() && !detail::unwrapActionValue(Again.ToStringView(), P));
+    });
+  };
+  {
+    std::unique_ptr<rocksdb::Iterator> It(S.Db->NewIterator(RO, S.Ac));
+    for (It->SeekToFirst(); It->Valid(); It->Next()) {
+      ++R.entries_checked;
+      std::string Key = It->key().ToString();
+      std::string IndexKey = std::string(1, detail::kEntryTag) + Key;
+      std::string_view Payload;
+      if (!isValidHash(Key) ||
+          !detail::unwrapActionValue(It->value().ToStringView(), Payload)) {
+        ++R.corrupt_entries;
+        AC->CorruptFound.fetch_add(1, std::memory_order_relaxed);
+        MarkSeen(IndexKey);
+        S.warn("scrub: corrupt action entry " + Key +
+               (Drop ? "; deleting it" : ""));
+        if (Drop)
+          DropEntryIfStillBad(Key);
+        continue;
+      }
+      if (MarkSeen(IndexKey) || !Drop)
+        continue;
+      std::vector<std::string> Refs = S.referencesOf(Payload);
+      uint64_t Size = It->value().size();
+      std::lock_guard<std::mutex> Lock(S.stripeFor(Key));
+      std::lock_guard<std::mutex> L(S.IndexMu);
+      if (S.Index.count(IndexKey))
+        continue; // put meanwhile
+      bool AllThere = true;
+      for (const std::string &Ref : Refs)
+        AllThere = AllThere && S.Index.count(Ref) && !S.Index[Ref].Evicting;
+      rocksdb::WriteBatch B;
+      detail::IndexItem Item;
+      if (AllThere) {
+        Item.Size = Size;
+        Item.RefKeys = Refs;
+        Item.Stamp = S.nextStampLocked();
+        Item.PersistedStamp = Item.Stamp;
+        B.Put(S.Lru, IndexKey, detail::encodeIndexRecord(Item, true));
+      } else {
+        B.Delete(S.Ac, Key); // it could only be a miss
+      }
+      // Written under IndexMu: rare (only after outside modification).
+      if (!S.Db->Write(S.WriteOpts, &B).ok())
+        continue;
+      ++R.index_repairs;
+      if (AllThere) {
+        S.incRefsLocked(Item.RefKeys);
+        Item.Seen = true;
+        S.indexEntryWrittenLocked(IndexKey, std::move(Item));
+      } else {
+        ++R.entries_missing_blobs;
+      }
+    }
+    if (!It->status().ok() && R.status.isOk())
+      R.status = Status::ioError("the scan of ac stopped: " +
+                                 It->status().ToString());
+  }
+  // Indexed entries the scan did not visit and that are gone.
+  Unseen.clear();
+  {
+    std::lock_guard<std::mutex> L(S.IndexMu);
+    for (const auto &[K, I] : S.Index)
+      if (K[0] == detail::kEntryTag && !I.Seen && !I.Evicting)
+        Unseen.push_back(K.substr(1));
+  }
+  for (const std::string &Key : Unseen) {
+    rocksdb::PinnableSlice V;
+    auto RS = S.Db->Get(RO, S.Ac, Key, &V);
+    std::string_view P;
+    if (RS.ok() && detail::unwrapActionValue(V.ToStringView(), P))
+      continue;
+    if (RS.ok() || RS.IsCorruption()) {
+      ++R.entries_checked;
+      ++R.corrupt_entries;
+      AC->CorruptFound.fetch_add(1, std::memory_order_relaxed);
+      if (Drop)
+        DropEntryIfStillBad(Key);
+    } else if (RS.IsNotFound() && Drop) {
+      if (S.deleteEntry(Key, [&](const detail::IndexItem *I) {
+            rocksdb::PinnableSlice Again;
+            return I && !I->Evicting &&
+                   S.Db->Get(rocksdb::ReadOptions(), S.Ac, Key, &Again)
+                       .IsNotFound();
+          }))
+        ++R.index_repairs;
+    }
+  }
+
+  // 4. Entries referencing a blob that was dropped or is missing.
+  if (Drop) {
+    // Dropped blobs have left the index: one pass finds them all.
+    R.entries_missing_blobs += S.dropEntriesReferencing({});
+  } else if (!Corrupt.empty()) {
+    std::unordered_set<std::string> Set(Corrupt.begin(), Corrupt.end());
+    std::lock_guard<std::mutex> L(S.IndexMu);
+    for (const auto &[K, I] : S.Index)
+      if (K[0] == detail::kEntryTag)
+        for (const std::string &Ref : I.RefKeys)
+          if (Set.count(Ref)) {
+            ++R.entries_missing_blobs;
+            break;
+          }
+  }
+  return R;
 }
 
 } // namespace msl::cache

@@ -44,19 +44,52 @@ protected:
     return R ? R.take() : nullptr;
   }
 
+  /// Every column family of the store (RocksDB opens all or none).
+  std::vector<rocksdb::ColumnFamilyDescriptor> families() {
+    std::vector<std::string> Names;
+    auto S = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(),
+                                             options().path, &Names);
+    EXPECT_TRUE(S.ok()) << S.ToString();
+    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs;
+    for (auto &N : Names)
+      Cfs.emplace_back(N, rocksdb::ColumnFamilyOptions());
+    return Cfs;
+  }
+  static size_t familyIndex(const std::vector<rocksdb::ColumnFamilyDescriptor> &Cfs,
+                            const std::string &Cf) {
+    for (size_t I = 0; I < Cfs.size(); ++I)
+      if (Cfs[I].name == (Cf.empty() || Cf == "meta" ? "default" : Cf))
+        return I;
+    return 0;
+  }
+
+  /// Deletes \p Key of column family \p Cf through a raw RocksDB handle.
+  void rawDelete(const std::string &Cf, const std::string &Key) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = families();
+    std::vector<rocksdb::ColumnFamilyHandle *> H;
+    rocksdb::DB *Db = nullptr;
+    auto S = rocksdb::DB::Open(rocksdb::DBOptions(), options().path, Cfs, &H, &Db);
+    ASSERT_TRUE(S.ok()) << S.ToString();
+    S = Db->Delete(rocksdb::WriteOptions(), H[familyIndex(Cfs, Cf)], Key);
+    EXPECT_TRUE(S.ok()) << S.ToString();
+    for (auto *X : H)
+      Db->DestroyColumnFamilyHandle(X);
+    Db->Close();
+    delete Db;
+  }
+
   /// Overwrites \p Key in column family \p Cf with \p Value through a raw
   /// RocksDB handle, bypassing the library: simulates on-disk damage. The
   /// store must be closed.
   void rawPut(const std::string &Cf, const std::string &Key,
               const std::string &Value) {
     rocksdb::DBOptions DbOpts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = {
-        {rocksdb::kDefaultColumnFamilyName, {}}, {"cas", {}}, {"ac", {}}};
+    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = families();
     std::vector<rocksdb::ColumnFamilyHandle *> H;
     rocksdb::DB *Db = nullptr;
     auto S = rocksdb::DB::Open(DbOpts, options().path, Cfs, &H, &Db);
     ASSERT_TRUE(S.ok()) << S.ToString();
-    auto *Target = Cf == "cas" ? H[1] : Cf == "ac" ? H[2] : H[0];
+    auto *Target = H[familyIndex(Cfs, Cf)];
     S = Db->Put(rocksdb::WriteOptions(), Target, Key, Value);
     EXPECT_TRUE(S.ok()) << S.ToString();
     for (auto *X : H)
@@ -69,8 +102,7 @@ protected:
   std::optional<std::string> rawGet(const std::string &Cf,
                                     const std::string &Key) {
     rocksdb::DBOptions DbOpts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = {
-        {rocksdb::kDefaultColumnFamilyName, {}}, {"cas", {}}, {"ac", {}}};
+    std::vector<rocksdb::ColumnFamilyDescriptor> Cfs = families();
     std::vector<rocksdb::ColumnFamilyHandle *> H;
     rocksdb::DB *Db = nullptr;
     auto S = rocksdb::DB::OpenForReadOnly(DbOpts, options().path, Cfs, &H, &Db);
@@ -78,7 +110,7 @@ protected:
     if (!S.ok())
       return std::nullopt;
     std::string V;
-    auto *Target = Cf == "cas" ? H[1] : Cf == "ac" ? H[2] : H[0];
+    auto *Target = H[familyIndex(Cfs, Cf)];
     S = Db->Get(rocksdb::ReadOptions(), Target, Key, &V);
     for (auto *X : H)
       Db->DestroyColumnFamilyHandle(X);

@@ -6,6 +6,11 @@
 // blob is never handed out: it is logged, counted, deleted and reported as
 // missing, which makes clients re-upload or the daemon recompile.
 //
+// With StoreOptions::max_bytes the store is a bounded LRU cache: puts evict
+// the least recently used action entries and blobs (an entry always before
+// the blobs it references); get(), contains(), findMissing(), put() of an
+// existing blob and ActionCache::get() count as uses.
+//
 // All methods are thread-safe.
 //
 //===----------------------------------------------------------------------===//
@@ -37,9 +42,11 @@ struct StoreOptions {
   /// When false, opening a missing store fails with IOError.
   bool create_if_missing = true;
 
-  /// fsync the WAL on every write. Off by default: the WAL still makes writes
-  /// survive a process crash, and after an OS crash losing the last few cache
-  /// entries only costs a recompile.
+  /// fsync the WAL before a write returns (rocksdb::WriteOptions::sync), so
+  /// an acknowledged put survives power loss and OS crashes. Off by default:
+  /// every write still goes to the WAL before it returns, which survives a
+  /// crash of the process (kill -9, OOM kill) but not of the machine, where
+  /// the last writes may be lost (a re-upload or a recompile).
   bool sync_writes = false;
 
   /// Size of the shared LRU block cache, in bytes. Default 64 MiB.
@@ -58,21 +65,94 @@ struct StoreOptions {
   /// well). Default true.
   bool compress = true;
 
-  /// Recount blob_count/total_bytes by scanning the "cas" keys at open and
-  /// rewrite the persisted counters. Only needed to repair counters after
-  /// the database was modified outside this library; cost is one key scan.
-  /// Default false.
+  /// Rebuild the counters and the recency index by scanning "cas" and "ac"
+  /// at open (every value is read; recency is lost: scan order stands in).
+  /// Only needed after the database was modified outside this library
+  /// (scrub() repairs that online too). A store written by an older build,
+  /// without the index, gets the same rebuild once. Default false.
   bool recount_stats_on_open = false;
 
   /// Receives warnings such as detected corruption. Default (empty): print
   /// "msl-cache: <message>" to stderr.
   std::function<void(std::string_view)> warning_handler;
+
+  /// Upper bound on the bytes the store keeps: the sizes of the blobs plus
+  /// the stored sizes of the action-cache values (RocksDB's own overhead,
+  /// keys, indexes and space not yet compacted, is not counted). When a put
+  /// takes the total past it, that put evicts least recently used items
+  /// before it returns, down to max_bytes * eviction_target_fraction. An
+  /// action-cache entry is always evicted before the blobs it references
+  /// (see action_references), so a hit never finds its artifacts gone. A
+  /// single value larger than max_bytes is refused with Code::TooLarge.
+  /// 0 (the default) keeps everything.
+  uint64_t max_bytes = 0;
+
+  /// Eviction frees down to this fraction of max_bytes, so that the puts
+  /// right after it do not each evict again. In (0, 1]; default 0.95.
+  double eviction_target_fraction = 0.95;
+
+  /// Recency ("last used") is exact in memory; its persisted copy, which
+  /// orders eviction after a restart, is rewritten at most once per this
+  /// many milliseconds per item, so a hot blob costs no write per read.
+  /// 0 persists every use. Default 60000 (one minute).
+  uint64_t access_time_persist_interval_ms = 60000;
+
+  /// The blobs an action-cache value references, e.g. the artifact digests
+  /// of a serialized compile result; called on every ActionCache::put (and
+  /// on the values found when the index is rebuilt). A referenced blob is
+  /// not evicted while the entry lives; an entry whose references are not
+  /// all in the store is not stored (it could only ever be a miss); a scrub
+  /// or get() that drops a corrupt blob drops the entries referencing it.
+  /// Default (empty): values reference nothing.
+  std::function<std::vector<Digest>(std::string_view Value)>
+      action_references;
+};
+
+/// What ContentStore::scrub() does.
+struct ScrubOptions {
+  /// Delete what is corrupt (and action entries referencing dropped blobs).
+  /// When false the scrub only counts. Default true.
+  bool drop_corrupt = true;
+
+  /// Let the scrub's reads fill the block cache. Default false: a scrub
+  /// reads everything once and would only evict the hot blocks.
+  bool fill_cache = false;
+};
+
+struct ScrubReport {
+  uint64_t blobs_checked = 0;         ///< "cas" values read and re-hashed.
+  uint64_t bytes_checked = 0;         ///< Their bytes.
+  uint64_t corrupt_blobs = 0;         ///< Bytes not matching their key's digest (or unreadable, or a malformed key).
+  uint64_t entries_checked = 0;       ///< "ac" values read and checksummed.
+  uint64_t corrupt_entries = 0;       ///< Failing their checksum (or unreadable).
+  uint64_t entries_missing_blobs = 0; ///< Entries referencing blobs no longer present.
+  uint64_t index_repairs = 0;         ///< Recency-index records added or dropped to match the data.
+  /// OK when every key was visited; otherwise why not (e.g. RocksDB reported
+  /// corruption in a file it cannot read past). What was found is counted.
+  Status status;
+
+  bool clean() const {
+    return corrupt_blobs == 0 && corrupt_entries == 0 &&
+           entries_missing_blobs == 0 && status.isOk();
+  }
+  /// One line: "blobs_checked=N bytes_checked=N corrupt_blobs=N ...".
+  std::string toString() const;
 };
 
 struct StoreStats {
   uint64_t blob_count = 0;          ///< Distinct blobs in "cas".
   uint64_t total_bytes = 0;         ///< Sum of their sizes (logical bytes).
-  uint64_t corrupt_blobs_found = 0; ///< Since open, by get().
+  uint64_t corrupt_blobs_found = 0; ///< Since open, by get() and scrub().
+  uint64_t action_entries = 0;      ///< Entries in "ac".
+  uint64_t action_bytes = 0;        ///< Sum of their stored value sizes.
+  uint64_t cache_bytes = 0;         ///< total_bytes + action_bytes: what max_bytes bounds.
+  uint64_t evicted_blobs = 0;       ///< Since open.
+  uint64_t evicted_blob_bytes = 0;  ///< Since open.
+  uint64_t evicted_entries = 0;     ///< Since open.
+  uint64_t evicted_entry_bytes = 0; ///< Since open.
+  /// Action puts not stored because a blob they reference was missing
+  /// (evicted meanwhile, or never stored). Since open.
+  uint64_t action_puts_dropped = 0;
 };
 
 class ContentStore {
@@ -109,13 +189,25 @@ public:
   /// The action cache living in the same database.
   ActionCache &actionCache();
 
+  /// Reads every blob and action entry, re-hashes blobs against their
+  /// digests and checks entries' checksums, drops what is corrupt (with
+  /// ScrubOptions::drop_corrupt) and the entries referencing dropped or
+  /// missing blobs, and makes the recency index match the data. Runs
+  /// alongside other calls (it holds no lock for long); costs one full read.
+  ScrubReport scrub(const ScrubOptions &Opts = {});
+
   StoreStats stats() const;
   uint64_t blobCount() const;
   uint64_t totalBytes() const;
+  /// blob bytes + action-cache bytes, the quantity max_bytes bounds.
+  uint64_t cacheBytes() const;
   uint64_t corruptBlobsFound() const;
 
 private:
   explicit ContentStore(std::unique_ptr<detail::DbState> State);
+  /// Deletes blob \p Key if (re-checked under its lock) it still does not
+  /// match \p D (null: a malformed key). True if it was deleted.
+  bool dropCorruptBlob(const std::string &Key, const Digest *D);
   std::unique_ptr<detail::DbState> State;
   std::unique_ptr<ActionCache> AC;
 };

@@ -76,6 +76,11 @@ struct ClientOptions {
   // Sent as "authorization: Bearer TOKEN" metadata on every RPC when not
   // empty (msld --auth-tokens). Never logged.
   std::string auth_token;
+  // Sent as "x-request-id" metadata on every RPC when not empty: msld logs
+  // it on the RPC's log lines (and echoes it in the response metadata; it
+  // makes one up when none is sent). Printable ASCII, at most 128 bytes
+  // (msld replaces other bytes with '_' and cuts longer ids).
+  std::string request_id;
   // Deadline applied to every RPC, counted from when the call starts.
   std::chrono::milliseconds call_deadline = std::chrono::seconds(120);
   // Largest message sent or received, in bytes (64 MiB). Batches of blobs

@@ -58,6 +58,8 @@ struct SourceOptions {
   std::string tls_ca, tls_cert, tls_key;
   // --token-file FILE: the token (its first line); else $MSLD_TOKEN.
   std::string token_file;
+  // --request-id ID: sent as x-request-id (msld logs it with the request).
+  std::string request_id;
   // Metal options, normalized to the separate form: {"-D", "N=4", "-I",
   // "../inc", "-std=ios-metal2.0", "-Werror"}; the paths of -I and -include
   // as the user spelled them (host paths): loadSources maps them to the
