@@ -1349,10 +1349,18 @@ CompileResult compile(const CompileJob &job) {
       std::string *text = textOf(path);
       if (!text)
         continue;
+      // The lines edited, counted in one pass over the text.
+      std::vector<size_t> offsets;
       for (const SourceEdit &e : edits)
-        editedLines.insert({path, 1 + unsigned(std::count(text->begin(),
-                                                          text->begin() + std::min<size_t>(e.offset, text->size()),
-                                                          '\n'))});
+        offsets.push_back(std::min<size_t>(e.offset, text->size()));
+      std::sort(offsets.begin(), offsets.end());
+      unsigned line = 1;
+      size_t counted = 0;
+      for (size_t offset : offsets) {
+        line += unsigned(std::count(text->begin() + counted, text->begin() + offset, '\n'));
+        counted = offset;
+        editedLines.insert({path, line});
+      }
       *text = applyEdits(*text, std::move(edits), maps.back()[path]);
     }
     repairs.clear();

@@ -722,7 +722,69 @@ void RepairCollector::error(const Diagnostic &info) {
     stampFile(edits_, before, info.getSourceManager(), fid, root_);
 }
 
+// `template <class T> void f(T out[4], T t)` called with a thread array and a
+// T: C++ for OpenCL deduces T = `__private float` from the generic pointer
+// parameter and float from the value, and gives up; in Metal an unqualified
+// pointer parameter is a thread pointer, which `thread T out[4]` says. The
+// note names the template parameter and points at the function: each of
+// its parameters that is an unqualified pointer or array of that template
+// parameter gets `thread `.
+void threadPointerParameterEdits(llvm::StringRef text, size_t name, llvm::StringRef templateParam,
+                                 std::vector<SourceEdit> &edits) {
+  size_t open = skipSpace(text, name + [&] {
+    size_t e = name;
+    while (e < text.size() && isIdentChar(text[e]))
+      ++e;
+    return e - name;
+  }());
+  if (open >= text.size() || text[open] != '(')
+    return;
+  size_t close = closing(text, open);
+  if (close == llvm::StringRef::npos)
+    return;
+  size_t start = open + 1;
+  for (llvm::StringRef item : topLevelItems(text.substr(open + 1, close - open - 2))) {
+    size_t at = text.find(item, start);
+    if (at == llvm::StringRef::npos)
+      return;
+    start = at + item.size();
+    llvm::StringRef rest = item;
+    bool isConst = rest.consume_front("const ");
+    (void)isConst;
+    rest = rest.ltrim();
+    if (!rest.consume_front(templateParam) || rest.empty() || isIdentChar(rest[0]))
+      continue;
+    rest = rest.ltrim();
+    bool pointer = rest.starts_with("*");
+    size_t bracket = rest.find('[');
+    bool array = bracket != llvm::StringRef::npos && !rest.contains('*') && !rest.contains('&');
+    if (pointer || array)
+      edits.push_back({unsigned(at), 0, "thread "});
+  }
+}
+
 void RepairCollector::noteEdits(const Diagnostic &info, FileID &fid) {
+  if (info.getID() == diag::note_ovl_candidate_inconsistent_deduction && info.hasSourceManager() &&
+      info.getNumArgs() >= 4 && info.getArgKind(0) == DiagnosticsEngine::ak_sint && info.getRawArg(0) == 0) {
+    QualType a = typeArg(info, 2), b = typeArg(info, 3);
+    const SourceManager &sm = info.getSourceManager();
+    SourceLocation loc = info.getLocation();
+    bool privateVsPlain = !a.isNull() && !b.isNull() &&
+                          ((a.getAddressSpace() == LangAS::opencl_private && b.getAddressSpace() == LangAS::Default) ||
+                           (b.getAddressSpace() == LangAS::opencl_private && a.getAddressSpace() == LangAS::Default)) &&
+                          a.getUnqualifiedType().getCanonicalType().getTypePtr() ==
+                              b.getUnqualifiedType().getCanonicalType().getTypePtr();
+    std::string param;
+    if (info.getArgKind(1) == DiagnosticsEngine::ak_declarationname)
+      param = DeclarationName::getFromOpaqueInteger(info.getRawArg(1)).getAsString();
+    else if (info.getArgKind(1) == DiagnosticsEngine::ak_nameddecl)
+      param = reinterpret_cast<const NamedDecl *>(info.getRawArg(1))->getName().str();
+    else if (info.getArgKind(1) == DiagnosticsEngine::ak_identifierinfo && info.getArgIdentifier(1))
+      param = info.getArgIdentifier(1)->getName().str();
+    if (privateVsPlain && !param.empty() && inRequestFile(sm, loc, root_, fid))
+      threadPointerParameterEdits(sm.getBufferData(fid), sm.getFileOffset(loc), param, edits_);
+    return;
+  }
   // "invalid vector element type 'bool'" is reported in the stdlib's `vec`
   // alias; the note "in instantiation of template type alias 'vec'
   // requested here" points at the source's `vec<bool, N>`.
@@ -1059,6 +1121,9 @@ std::string applyEdits(const std::string &source, std::vector<SourceEdit> edits,
   // Each instantiation of a template reports the same error at the same
   // place: its repair is made once.
   std::set<std::tuple<unsigned, unsigned, std::string>> made;
+  // Line and line start of `counted`, advanced with the edits (in offset
+  // order), so a file with many edits is read once.
+  unsigned line = 1, counted = 0, lineStart = 0;
   for (const auto &e : edits) {
     if (e.offset < copied || e.offset + e.length > source.size())
       continue; // overlaps an earlier edit
@@ -1066,9 +1131,12 @@ std::string applyEdits(const std::string &source, std::vector<SourceEdit> edits,
       continue;
     out.append(source, copied, e.offset - copied);
     // Position of the edit in the original text.
-    unsigned line = 1 + unsigned(std::count(source.begin(), source.begin() + e.offset, '\n'));
-    size_t lineStart = source.rfind('\n', e.offset == 0 ? 0 : e.offset - 1);
-    unsigned column = e.offset - (lineStart == std::string::npos || e.offset == 0 ? 0 : unsigned(lineStart) + 1) + 1;
+    for (; counted < e.offset; ++counted)
+      if (source[counted] == '\n') {
+        ++line;
+        lineStart = counted + 1;
+      }
+    unsigned column = e.offset - lineStart + 1;
     if (int growth = int(e.text.size()) - int(e.length))
       map.add(line, column, growth);
     out += e.text;
