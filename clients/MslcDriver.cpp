@@ -237,8 +237,21 @@ OptionParse parseSourceOption(ArgReader& args, const fs::path& cwd, SourceOption
   } else if (startsWith(a, "-std=")) {
     if (a.size() == 5) return fail("missing value in '-std='");
     out->options.push_back(a);
-  } else if (a == "-ffast-math" || a == "-fno-fast-math" || startsWith(a, "-W")) {
+  } else if (a == "-ffast-math" || a == "-fno-fast-math" || startsWith(a, "-W") ||
+             startsWith(a, "-fmetal-math-mode=") || startsWith(a, "-fmetal-math-fp32-functions=") ||
+             startsWith(a, "-mmacosx-version-min=") || startsWith(a, "-mios-version-min=") ||
+             a == "-O0" || a == "-O1" || a == "-O2" || a == "-O3" || a == "-Os" || a == "-Oz" || a == "-O" ||
+             a == "-g" || a == "-gline-tables-only" || a == "-frecord-sources" || a == "-fno-record-sources" ||
+             a == "-fmodules" || a == "-fno-modules") {
+    // Passed on: msld checks them (compiler/Options.h says which change
+    // the artifact).
     out->options.push_back(a);
+  } else if (a == "-target" || a == "-x") {
+    // `metal -target air64-apple-macos14.0` (the language of that OS when
+    // there is no -std), `-x metal`.
+    if (!args.value(a, false, &v, error)) return OptionParse::kFailed;
+    out->options.push_back(a);
+    out->options.push_back(v);
   } else {
     return OptionParse::kNotMine;
   }
