@@ -9,7 +9,9 @@
 //     them alone) moves ahead of all loops; the kernel's `threadgroup`
 //     globals (!msl.threadgroup) become offsets into tgmem.
 //  3. Each barrier call gets a block of its own and is removed: the block
-//     only marks the cut.
+//     only marks the cut. A block that starts a sub-CFG and loads several
+//     streams far apart (an unrolled strided loop) gets implicit cuts
+//     between them, one work-item loop per stream (splitStridedStreams).
 //  4. Private allocas become arrays with one slot per work-item; SSA values
 //     live across a barrier (some path from a barrier to a use avoids the
 //     definition) are stored per work-item after their definition and
@@ -46,6 +48,7 @@
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <map>
+#include <tuple>
 #include <set>
 #include <vector>
 
@@ -125,6 +128,9 @@ private:
   void relocateThreadgroupGlobals();
   void replaceSimdLaneIds();
   Error isolateCuts();
+  void splitStridedStreams();
+  void shareCarriedValues(const std::vector<BasicBlock *> &pieces);
+  bool dependsOnLocalX(Value *v, unsigned depth = 8);
   Error arrayifyAllocas();
   void demoteLiveAcrossBarriers();
   bool rematerializable(Value *v, unsigned depth = 8);
@@ -414,6 +420,219 @@ Error Builder::isolateCuts() {
     order[bb] = n++;
   llvm::sort(barriers_, [&](BasicBlock *a, BasicBlock *b) { return order.lookup(a) < order.lookup(b); });
   return Error::success();
+}
+
+// True when `v` is computed from the work-item's x position (or its flat
+// index): then neighbouring work-items of a work-item loop see neighbouring
+// values of it.
+bool Builder::dependsOnLocalX(Value *v, unsigned depth) {
+  auto *i = dyn_cast<Instruction>(v);
+  if (!i || i->getParent() == prologue_)
+    return false;
+  if (auto *call = dyn_cast<CallInst>(i)) {
+    if (call->getCalledFunction() == flatIdFn_)
+      return true;
+    if (call->getCalledFunction() == localIdFn_)
+      return cast<ConstantInt>(call->getArgOperand(0))->isZero();
+    return false;
+  }
+  if (depth == 0 || !isa<GetElementPtrInst, CastInst, BinaryOperator>(i))
+    return false;
+  return any_of(i->operands(), [&](Value *op) { return dependsOnLocalX(op, depth - 1); });
+}
+
+// Implicit barriers between strided streams. A block that starts a sub-CFG
+// (the body, or the block after a barrier) runs for every work-item of the
+// threadgroup. When it loads p[X + c_k] for several constants c_k far apart
+// (the frontend's fully unrolled `for (i...) s += in[base + i * stride]`, X
+// from the work-item's x position), the work-item loop around it reads as
+// many interleaved short streams (reduce: 16 streams of 1 KiB per group),
+// which the hardware prefetchers follow poorly. Cutting the block before each
+// of those loads, as if a barrier stood there, makes one work-item loop per
+// load, each reading one contiguous range: the loop interchange of the
+// original loop nest (work-items innermost). The values carried from one
+// piece to the next (the partial sum) go through context arrays like any
+// value live across a barrier; addresses are recomputed. Only without
+// per-item resumption (no SIMD-group cuts), where every work-item runs the
+// whole start block, so an extra cut in it is met by all of them; moving
+// work-items' code across each other between barriers is what the work-item
+// loops already do (Metal orders work-items only at barriers).
+void Builder::splitStridedStreams() {
+  if (barriers_.empty() || perItem_)
+    return;
+  constexpr unsigned kMinStreams = 4;     // loads of one family in a block
+  constexpr int64_t kMinGapBytes = 256;   // between their offsets: past a vector's reach
+  const DataLayout &dl = m_.getDataLayout();
+  auto inThreadgroupMemory = [&](Value *p) { return getUnderlyingObject(p, 16) == wg_->getArg(2); };
+  // ptr = base + (X + c) * size [+ constant]: (base, X, size) and the byte offset.
+  struct Key {
+    Value *base, *index;
+    uint64_t size;
+    bool operator<(const Key &o) const {
+      return std::tie(base, index, size) < std::tie(o.base, o.index, o.size);
+    }
+  };
+  auto decompose = [&](Value *p, Key &key, int64_t &offset) {
+    offset = 0;
+    for (unsigned depth = 0; depth < 8; ++depth) {
+      auto *gep = dyn_cast<GetElementPtrInst>(p);
+      if (!gep)
+        return false;
+      APInt c(dl.getIndexTypeSizeInBits(gep->getType()), 0);
+      if (gep->accumulateConstantOffset(dl, c)) {
+        offset += c.getSExtValue();
+        p = gep->getPointerOperand();
+        continue;
+      }
+      if (gep->getNumIndices() != 1 || !gep->getSourceElementType()->isSized())
+        return false;
+      uint64_t size = dl.getTypeAllocSize(gep->getSourceElementType());
+      Value *idx = gep->getOperand(1);
+      if (auto *cast = dyn_cast<ZExtInst>(idx))
+        idx = cast->getOperand(0);
+      else if (auto *cast = dyn_cast<SExtInst>(idx))
+        idx = cast->getOperand(0);
+      if (auto *add = dyn_cast<BinaryOperator>(idx); add && add->getOpcode() == Instruction::Add)
+        if (auto *c = dyn_cast<ConstantInt>(add->getOperand(1))) {
+          offset += c->getSExtValue() * int64_t(size);
+          idx = add->getOperand(0);
+        }
+      key = {gep->getPointerOperand(), idx, size};
+      return true;
+    }
+    return false;
+  };
+  std::vector<BasicBlock *> startBlocks{body_};
+  for (BasicBlock *cut : barriers_)
+    startBlocks.push_back(cut->getSingleSuccessor());
+  bool split = false;
+  for (BasicBlock *start : startBlocks) {
+    std::map<Key, std::vector<std::pair<LoadInst *, int64_t>>> families;
+    for (Instruction &i : *start)
+      if (auto *load = dyn_cast<LoadInst>(&i); load && load->isSimple() &&
+                                               !inThreadgroupMemory(load->getPointerOperand())) {
+        Key key;
+        int64_t offset;
+        if (decompose(load->getPointerOperand(), key, offset) && dependsOnLocalX(key.index))
+          families[key].push_back({load, offset});
+      }
+    DenseSet<Instruction *> cutBefore;
+    for (auto &[key, loads] : families) {
+      if (loads.size() < kMinStreams)
+        continue;
+      std::vector<int64_t> offsets;
+      for (auto &[load, offset] : loads)
+        offsets.push_back(offset);
+      llvm::sort(offsets);
+      bool apart = true;
+      for (size_t k = 1; k < offsets.size(); ++k)
+        apart = apart && offsets[k] - offsets[k - 1] >= kMinGapBytes;
+      if (!apart)
+        continue;
+      for (size_t k = 1; k < loads.size(); ++k) // in block order; the first opens the block
+        cutBefore.insert(loads[k].first);
+    }
+    if (cutBefore.empty())
+      continue;
+    std::vector<Instruction *> points;
+    for (Instruction &i : *start)
+      if (cutBefore.count(&i))
+        points.push_back(&i);
+    BasicBlock *rest = start;
+    std::vector<BasicBlock *> pieces{start};
+    for (Instruction *at : points) {
+      BasicBlock *cut = rest->splitBasicBlock(at, "wg.stream");
+      rest = cut->splitBasicBlock(at, "wg.after.stream");
+      barriers_.push_back(cut);
+      pieces.push_back(rest);
+      split = true;
+    }
+    shareCarriedValues(pieces);
+  }
+  if (!split)
+    return;
+  DenseMap<BasicBlock *, unsigned> order;
+  unsigned n = 0;
+  for (BasicBlock *bb : ReversePostOrderTraversal<Function *>(wg_))
+    order[bb] = n++;
+  llvm::sort(barriers_, [&](BasicBlock *a, BasicBlock *b) { return order.lookup(a) < order.lookup(b); });
+}
+
+// The values the pieces of a split block carry to later pieces (the partial
+// sum of reduce: s1 = s0 + in[..], s2 = s1 + in[..], ...), each used only in
+// those pieces, go through context arrays shared among values whose lives do
+// not overlap: one [maxThreads x float] for the whole chain instead of one
+// per piece (15 KiB more stack per threadgroup, and as many more cache lines
+// per work-item, in reduce). A value takes an array whose last value's last
+// use comes before its definition. Cheap position-derived values are left to
+// demoteLiveAcrossBarriers, which recomputes them.
+void Builder::shareCarriedValues(const std::vector<BasicBlock *> &pieces) {
+  DenseMap<BasicBlock *, unsigned> pieceOf;
+  for (unsigned k = 0; k < pieces.size(); ++k)
+    pieceOf[pieces[k]] = k;
+  struct Array {
+    AllocaInst *alloca;
+    unsigned lastPiece;
+    Instruction *lastUse; // the last use in lastPiece
+  };
+  std::map<Type *, std::vector<Array>> arrays;
+  const DataLayout &dl = m_.getDataLayout();
+  std::vector<Instruction *> defs;
+  for (BasicBlock *bb : pieces)
+    for (Instruction &i : *bb)
+      defs.push_back(&i);
+  for (Instruction *def : defs) {
+    if (def->getType()->isVoidTy() || def->use_empty() || isa<PHINode>(def) || def->isTerminator() ||
+        rematerializable(def))
+      continue;
+    const unsigned from = pieceOf.lookup(def->getParent());
+    unsigned to = from;
+    Instruction *lastUse = nullptr;
+    bool inPieces = true;
+    for (User *u : def->users()) {
+      auto *ui = cast<Instruction>(u);
+      auto it = pieceOf.find(ui->getParent());
+      if (it == pieceOf.end() || isa<PHINode>(ui)) {
+        inPieces = false;
+        break;
+      }
+      if (it->second > to || (it->second == to && lastUse && lastUse->comesBefore(ui))) {
+        to = it->second;
+        lastUse = ui;
+      } else if (it->second == to && !lastUse) {
+        lastUse = ui;
+      }
+    }
+    if (!inPieces || to == from)
+      continue;
+    Array *free = nullptr;
+    for (Array &a : arrays[def->getType()])
+      if (a.lastPiece < from || (a.lastPiece == from && (a.lastUse == def || a.lastUse->comesBefore(def)))) {
+        free = &a;
+        break;
+      }
+    if (!free) {
+      arrays[def->getType()].push_back(
+          {contextArray(def->getType(), dl.getABITypeAlign(def->getType()), def->getName() + ".ctx"), 0, nullptr});
+      free = &arrays[def->getType()].back();
+    }
+    free->lastPiece = to;
+    free->lastUse = lastUse;
+    SmallVector<Use *, 8> carried;
+    for (Use &u : def->uses())
+      if (cast<Instruction>(u.getUser())->getParent() != def->getParent())
+        carried.push_back(&u);
+    Instruction *after = def->getNextNode();
+    Value *p = slot(free->alloca, after);
+    IRBuilder<> b(after);
+    b.CreateStore(def, p);
+    for (Use *u : carried) {
+      auto *at = cast<Instruction>(u->getUser());
+      Value *q = slot(free->alloca, at);
+      IRBuilder<> rb(at);
+      u->set(rb.CreateLoad(def->getType(), q, def->getName() + ".reload"));
+    }
+  }
 }
 
 // With barriers, a private variable lives per work-item: one slot each.
@@ -891,6 +1110,7 @@ Expected<WorkGroupFunction> Builder::run() {
   replaceSimdLaneIds();
   if (Error e = isolateCuts())
     return std::move(e);
+  splitStridedStreams();
   if (Error e = arrayifyAllocas())
     return std::move(e);
   demoteLiveAcrossBarriers();

@@ -92,9 +92,13 @@ public:
       info_[k] = *wg;
     }
 
+    for (const auto &k : kernels) {
+      llvm::raw_string_ostream os(built_[k]);
+      m.getFunction(info_[k].symbol)->print(os);
+    }
     if (const char *dump = std::getenv("MSL_WG_DUMP"); dump && std::string(dump) == "built")
       for (const auto &k : kernels)
-        m.getFunction(info_[k].symbol)->print(llvm::errs());
+        llvm::errs() << built_[k];
     // For the host CPU, then optimized as the runtime would.
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
     ASSERT_TRUE(bool(jtmb));
@@ -161,12 +165,15 @@ public:
   WgFn fn(const std::string &k) const { return fns_.at(k); }
   const WorkGroupFunction &info(const std::string &k) const { return info_.at(k); }
   const std::string &ir(const std::string &k) const { return ir_.at(k); }
+  /// The work-group function as built, before the optimizer.
+  const std::string &built(const std::string &k) const { return built_.at(k); }
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::map<std::string, WgFn> fns_;
   std::map<std::string, WorkGroupFunction> info_;
   std::map<std::string, std::string> ir_;
+  std::map<std::string, std::string> built_;
 };
 
 /// The launch vector of one threadgroup (compiler/EntryPoints.h).
@@ -212,6 +219,13 @@ void dispatch(const Program &p, const std::string &k, std::vector<void *> args, 
         std::memset(memory, 0xcd, bytes); // threadgroup memory starts undefined
         p.fn(k)(args.data(), launch.data(), memory);
       }
+}
+
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
 }
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
@@ -365,6 +379,95 @@ kernel void hist(device const uint *data [[buffer(0)]], device atomic_uint *bins
     ++want[v & 63];
   dispatch(p, "hist", {data.data(), bins.data()}, {5, 1, 1}, {64, 1, 1}, false);
   EXPECT_EQ(bins, want);
+}
+
+// Each work-item sums 8 elements strided by the group's 64 floats (the
+// frontend unrolls the loop into 8 loads of in[base + lid + i * 64]): the
+// start block is cut before each of those loads, so that each work-item loop
+// reads one contiguous range (reduce: 16 streams of 1 KiB per group became 16
+// sequential loops). Loads only a few elements apart (a stencil) are not cut.
+// Both compute the right sums, also in partial and smaller threadgroups.
+const char *kStridedSum = R"(
+#include <metal_stdlib>
+using namespace metal;
+constant constexpr uint kGroup = 64;
+constant constexpr uint kPer = 8;
+kernel void strided(device const float *in [[buffer(0)]], device float *partial [[buffer(1)]],
+                    uint lid [[thread_position_in_threadgroup]], uint group [[threadgroup_position_in_grid]],
+                    uint tg [[threads_per_threadgroup]]) {
+  threadgroup float tile[kGroup];
+  const uint base = group * kGroup * kPer + lid;
+  float s = 0.0f;
+  for (uint i = 0; i < kPer; ++i)
+    s += in[base + i * kGroup];
+  tile[lid] = s;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lid == 0) {
+    float t = 0.0f;
+    for (uint i = 0; i < tg; ++i)
+      t += tile[i];
+    partial[group] = t;
+  }
+}
+kernel void stencil(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                    uint lid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
+  threadgroup float tile[kGroup];
+  tile[lid] = in[gid] + 2.0f * in[gid + 1] + 4.0f * in[gid + 2] + 8.0f * in[gid + 3] + 16.0f * in[gid + 4];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = tile[(lid + 1) % kGroup];
+}
+)";
+
+TEST(WorkGroupFunction, StridedLoadsOfAStartBlockGetOneWorkItemLoopEach) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kStridedSum, {"strided", "stencil"}, 64));
+  // One cut before each of the 7 loads after the first (block labels of the
+  // clones: "wg.after.stream.sN:").
+  EXPECT_EQ(count(p.built("strided"), "\nwg.after.stream"), 7u) << p.built("strided");
+  EXPECT_EQ(count(p.built("stencil"), "wg.after.stream"), 0u) << p.built("stencil");
+
+  const uint32_t groups = 5;
+  auto in = randomSmallIntegers(groups * 64 * 8 + 8, 71);
+  for (uint32_t tg : {64u, 48u, 1u}) {
+    std::vector<float> partial(groups + 1, -12345.0f);
+    dispatch(p, "strided", {in.data(), partial.data()}, {groups, 1, 1}, {tg, 1, 1}, false);
+    for (uint32_t g = 0; g < groups; ++g) {
+      float want = 0;
+      for (uint32_t l = 0; l < tg; ++l)
+        for (uint32_t i = 0; i < 8; ++i)
+          want += in[g * 64 * 8 + l + i * 64];
+      ASSERT_EQ(partial[g], want) << "group " << g << " of " << tg;
+    }
+    ASSERT_EQ(partial[groups], -12345.0f);
+  }
+  std::vector<float> out(groups * 64, -1.0f);
+  dispatch(p, "stencil", {in.data(), out.data()}, {groups, 1, 1}, {64, 1, 1}, false);
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t l = 0; l < 64; ++l) {
+      uint32_t i = g * 64 + (l + 1) % 64;
+      float want = in[i] + 2.0f * in[i + 1] + 4.0f * in[i + 2] + 8.0f * in[i + 3] + 16.0f * in[i + 4];
+      ASSERT_EQ(out[g * 64 + l], want) << g << "," << l;
+    }
+}
+
+// The partial sums the pieces of the split block carry (s1 = s0 + in[..],
+// s2 = s1 + in[..], ...) share one context array: each one's last use comes
+// before the next one is defined. Not 7 arrays of 64 floats.
+TEST(WorkGroupFunction, ValuesCarriedBetweenStreamPiecesShareAContextArray) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kStridedSum, {"strided"}, 64));
+  ASSERT_EQ(count(p.built("strided"), "\nwg.after.stream"), 7u) << p.built("strided");
+  EXPECT_EQ(count(p.built("strided"), "alloca [64 x float]"), 1u) << p.built("strided");
+  const uint32_t groups = 3;
+  auto in = randomSmallIntegers(groups * 64 * 8, 72);
+  std::vector<float> partial(groups, -1.0f);
+  dispatch(p, "strided", {in.data(), partial.data()}, {groups, 1, 1}, {64, 1, 1}, false);
+  for (uint32_t g = 0; g < groups; ++g) {
+    float want = 0;
+    for (uint32_t i = 0; i < 64 * 8; ++i)
+      want += in[g * 64 * 8 + i];
+    ASSERT_EQ(partial[g], want) << g;
+  }
 }
 
 class ReduceTest : public ::testing::TestWithParam<std::string> {};
