@@ -689,14 +689,26 @@ private:
 
   // The `threadgroup` variables a grid function declares (static storage
   // in the OpenCL local address space), in declaration order.
+  // Also those of the functions it calls: the kernel source repair writes
+  // for a kernel template calls the template's instance, whose body holds
+  // them (missed, parallel threadgroups on the CPU shared one copy).
   struct ThreadgroupVariables : clang::RecursiveASTVisitor<ThreadgroupVariables> {
     std::vector<const clang::VarDecl *> vars;
+    std::set<const clang::FunctionDecl *> visited;
     bool shouldVisitTemplateInstantiations() const { return true; }
     bool VisitVarDecl(clang::VarDecl *v) {
       if (!llvm::isa<clang::ParmVarDecl>(v) &&
           v->getASTContext().getBaseElementType(v->getType()).getAddressSpace() ==
-              clang::LangAS::opencl_local)
+              clang::LangAS::opencl_local &&
+          std::find(vars.begin(), vars.end(), v) == vars.end())
         vars.push_back(v);
+      return true;
+    }
+    bool VisitCallExpr(clang::CallExpr *call) {
+      const clang::FunctionDecl *definition = nullptr;
+      if (const clang::FunctionDecl *callee = call->getDirectCallee();
+          callee && callee->hasBody(definition) && visited.insert(definition).second)
+        TraverseStmt(definition->getBody());
       return true;
     }
   };

@@ -894,6 +894,13 @@ void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
       break;
     const IdentifierInfo *name = info.getArgIdentifier(0);
     SourceLocation loc = info.getLocation();
+    // `coherent device T *p`: Metal 3.2's coherent without its scope (the
+    // stage header defines `coherent(...)`); the word is dropped. Only from
+    // 3.2 on, where the function-like macro exists.
+    if (name && name->getName() == "coherent" && !loc.isMacroID() && inRequestFile(sm, loc, root_, fid)) {
+      edits_.push_back({unsigned(sm.getFileOffset(loc)), 8, "        "});
+      break;
+    }
     if (!name || !name->getName().starts_with("__msl_make_") || !loc.isMacroID())
       break;
     loc = sm.getExpansionLoc(loc);

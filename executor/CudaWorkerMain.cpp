@@ -12,9 +12,12 @@
 // CudaProbeResponse: the GPUs and their limits, or why there are none (msld
 // asks at start, so the daemon itself never loads the driver).
 //
-// Requests and responses of megabytes: the pipes to msld are widened to
-// 1 MiB (fewer wake-ups per message) and large allocations stay on the heap
-// (service/LargeAllocations.h). MSLD_CUDA_WORKER_TIMING=FILE appends one
+// Requests and responses of megabytes: they come and go in split frames
+// (service/WorkerProtocol.h: the buffers raw after the rest, read straight
+// into the request and written straight from the response, no protobuf
+// copy of them on either side), the pipes to msld are widened to 1 MiB
+// (fewer wake-ups per message; msld widens them too) and large allocations
+// stay on the heap (service/LargeAllocations.h). MSLD_CUDA_WORKER_TIMING=FILE appends one
 // line per request to FILE: microseconds reading the request (waiting for
 // it included), in CudaDevice::execute, and serializing and writing the
 // response (bench/RESULTS.md, scripts/gpu-bench.sh).
@@ -85,7 +88,11 @@ int serve(const std::string &ordinalText) {
     timing = std::fopen(path, "a");
   ExecWorkerRequest request;
   auto readStart = Clock::now();
-  while (msl::service::readMessage(0, request)) {
+  // Split frames (WorkerProtocol.h) from msld: the buffers arrive raw, read
+  // straight into the request, and go back raw; a plain request gets a plain
+  // response.
+  bool split = false;
+  while (msl::service::readAnyMessage(0, request, msl::service::execRequestPayloads, split)) {
     auto executeStart = Clock::now();
     ExecWorkerResponse response = device->execute(request);
     auto executeEnd = Clock::now();
@@ -97,7 +104,8 @@ int serve(const std::string &ordinalText) {
                          " bytes, more than a worker may send (" +
                          std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
     }
-    if (!msl::service::writeMessage(1, response))
+    if (!(split ? msl::service::writeSplitMessage(1, response, msl::service::execResponsePayloads)
+                : msl::service::writeMessage(1, response)))
       return 1;
     auto written = Clock::now();
     if (timing) {

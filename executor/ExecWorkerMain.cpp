@@ -2,10 +2,12 @@
 //
 // An execution worker: started by msld with pipes on stdin/stdout, it says
 // hello (its identity), then answers ExecWorkerRequests one at a time until
-// stdin closes, running each kernel on the CPU device (CpuDevice.h). A bad
-// request gets an error and the worker lives on; a kernel that faults ends
-// the worker with kWorkerKernelFaultExitCode after one line on stderr saying
-// how, and msld replaces it.
+// stdin closes, running each kernel on the CPU device (CpuDevice.h). msld
+// sends requests as split frames (service/WorkerProtocol.h: the buffers raw
+// after the rest) and gets split frames back; a plain request gets a plain
+// answer. A bad request gets an error and the worker lives on; a kernel
+// that faults ends the worker with kWorkerKernelFaultExitCode after one line
+// on stderr saying how, and msld replaces it.
 //
 // `msld-exec-worker --run FILE.bc SYMBOL GROUPS THREADS [BUFFER_BYTES...]`
 // runs a kernel from the host for debugging: GROUPS and THREADS as X[,Y[,Z]],
@@ -103,7 +105,11 @@ int main(int argc, char **argv) {
   if (!msl::service::writeMessage(1, hello))
     return 1;
   ExecWorkerRequest req;
-  while (msl::service::readMessage(0, req)) {
+  // Split frames (WorkerProtocol.h) from msld: the buffers arrive raw, read
+  // straight into the request, and go back raw; a plain request gets a plain
+  // response.
+  bool split = false;
+  while (msl::service::readAnyMessage(0, req, msl::service::execRequestPayloads, split)) {
     ExecWorkerResponse resp = device.execute(req);
     req.Clear();
     if (resp.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
@@ -112,7 +118,8 @@ int main(int argc, char **argv) {
       resp.set_error("the returned buffers are " + std::to_string(bytes) + " bytes, more than a worker may send (" +
                      std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
     }
-    if (!msl::service::writeMessage(1, resp))
+    if (!(split ? msl::service::writeSplitMessage(1, resp, msl::service::execResponsePayloads)
+                : msl::service::writeMessage(1, resp)))
       return 1;
   }
   return 0;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -199,6 +201,18 @@ Status textureFits(const json &arg, const TextureBinding &t, const std::string &
   return Status::OK;
 }
 
+// MSLD_EXEC_TIMING=FILE: one line per execution (bench/RESULTS.md): from the
+// request to its job queued (compile lookup, checks, binding), waiting for a
+// worker, the worker's round trip, building the response, and answering
+// (serializing it for gRPC).
+FILE *execTimingFile() {
+  static FILE *file = [] {
+    const char *path = std::getenv("MSLD_EXEC_TIMING");
+    return path && *path ? std::fopen(path, "a") : nullptr;
+  }();
+  return file;
+}
+
 std::string readFirstLine(const char *path, const char *key) {
   std::ifstream in(path);
   std::string line;
@@ -230,6 +244,8 @@ public:
   msl::v1::ExecuteRequest request;
   std::string client;
   std::string kernel;
+  // MSLD_EXEC_TIMING: when the call came and when its job was queued.
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now(), queued;
   Target *target = nullptr; // the device it runs on
   CancelFlag cancel{false};
   std::mutex mu;                                // guards compileCall
@@ -586,6 +602,8 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
                                     const std::string &moduleDigest, const std::string &reflectionText,
                                     bool compileHit) {
   const auto &r = call->request;
+  // The request is this call's own (its bytes leave it below); `r` reads it.
+  msl::v1::ExecuteRequest &owned = call->request;
   Target &target = *call->target;
   const std::string &deviceName = target.device.name();
   json reflection = json::parse(reflectionText, nullptr, /*allow_exceptions=*/false);
@@ -636,8 +654,9 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     auto *out = work.add_buffers();
     switch (b.contents_case()) {
     case msl::v1::BufferContents::kInline:
-      out->set_data(b.inline_());
+      // Moved, not copied: the request is dropped once the job is built.
       out->set_length(b.inline_().size());
+      out->mutable_data()->swap(*owned.mutable_buffers(i)->mutable_inline_());
       break;
     case msl::v1::BufferContents::kDigest: {
       if (!isValidDigest(b.digest())) {
@@ -883,6 +902,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   }
   job->counter = &bytesInFlight_;
   job->bytes = held;
+  call->queued = std::chrono::steady_clock::now();
   switch (target.queue.push(call->client, job)) {
   case FairQueue<Job>::Push::Ok:
     return;
@@ -911,7 +931,12 @@ void ExecuteService::dispatch(Target &target) {
     if (call.answered())
       continue; // cancelled while it waited
     msl::internal::ExecWorkerResponse result;
-    WorkerPool::Outcome outcome = target.workers->run(job->work, result, &call.cancel, job->timeout);
+    // Split frames: the buffers go to the worker and come back raw, with no
+    // serializing, parsing or copying on either side but the pipe's.
+    static const WorkerPool::SplitFraming kFraming{execRequestPayloads, execResponsePayloads};
+    const auto runStart = std::chrono::steady_clock::now();
+    WorkerPool::Outcome outcome = target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout);
+    const auto runEnd = std::chrono::steady_clock::now();
     const std::string what = "kernel '" + call.kernel + "' on " + target.device.name();
     if (outcome.kind == WorkerPool::Outcome::Kind::Ok && target.cuda) {
       metrics_.observeCudaModuleLoad(int(result.module_source()), double(result.module_load_ns()) * 1e-9);
@@ -996,7 +1021,19 @@ void ExecuteService::dispatch(Target &target) {
         }
       }
     }
+    const auto built = std::chrono::steady_clock::now();
     call.answer(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
+    if (FILE *timing = execTimingFile()) {
+      auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
+      const auto answered = std::chrono::steady_clock::now();
+      std::fprintf(timing,
+                   "exec_timing prepare_us %.1f queue_us %.1f worker_us %.1f response_us %.1f answer_us %.1f "
+                   "kernel_us %.1f\n",
+                   us(call.queued - call.received), us(runStart - call.queued), us(runEnd - runStart),
+                   us(built - runEnd), us(answered - built),
+                   result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0);
+      std::fflush(timing);
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "Sandbox.h"
+#include "WorkerProtocol.h"
 #include "msl/internal/worker.pb.h"
 
 #include <google/protobuf/message_lite.h>
@@ -90,6 +91,18 @@ public:
   /// options().timeout for this request.
   Outcome run(const google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
               const CancelFlag *cancel = nullptr, std::chrono::milliseconds timeout = {});
+  /// The same in split frames (WorkerProtocol.h): `request`'s payload
+  /// fields (`requestFields`) go down the pipe raw, straight from where they
+  /// are, and the response's (`responseFields`) are read straight into it.
+  /// `request` is left as it was. For execution workers, whose messages
+  /// carry megabytes of buffers.
+  struct SplitFraming {
+    PayloadFields request = nullptr;
+    PayloadFields response = nullptr;
+  };
+  Outcome run(google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
+              const SplitFraming &framing, const CancelFlag *cancel = nullptr,
+              std::chrono::milliseconds timeout = {});
   const WorkerPoolOptions &options() const { return options_; }
   /// Whether the workers run in the sandbox (options().sandbox.enabled and
   /// the worker could be sandboxed).
@@ -116,6 +129,9 @@ private:
   bool spawnHere(Worker &w, std::string &error);
   /// Kills the worker's process group and reaps it; says how it ended.
   std::string killAndReap(Worker &w);
+  Outcome runFramed(const google::protobuf::MessageLite *plain, google::protobuf::MessageLite *split,
+                    const SplitFraming *framing, google::protobuf::MessageLite &response,
+                    const CancelFlag *cancel, std::chrono::milliseconds timeout);
   /// Reaps a worker that closed its pipe (it is dead or dying), killing it
   /// if it has not exited at once; says how it ended.
   std::string reap(Worker &w, int *exitStatus = nullptr);

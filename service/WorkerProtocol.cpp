@@ -1,5 +1,7 @@
 #include "WorkerProtocol.h"
 
+#include "msl/internal/exec_worker.pb.h"
+
 #include <cerrno>
 #include <string>
 #include <unistd.h>
@@ -57,10 +59,82 @@ bool readMessage(int fd, google::protobuf::MessageLite &message) {
   if (!readAll(fd, header, 4))
     return false;
   uint32_t n = decodeLength(header);
-  if (n > kMaxWorkerMessageBytes)
+  if (n > kMaxWorkerMessageBytes) // a split frame too: not for this reader
     return false;
   std::string payload(n, '\0');
   return readAll(fd, payload.data(), n) && message.ParseFromString(payload);
+}
+
+std::vector<std::string *> execRequestPayloads(google::protobuf::MessageLite &m) {
+  auto &r = static_cast<msl::internal::ExecWorkerRequest &>(m);
+  std::vector<std::string *> out;
+  out.reserve(size_t(r.buffers_size()) + size_t(r.textures_size()));
+  for (auto &b : *r.mutable_buffers())
+    out.push_back(b.mutable_data());
+  for (auto &t : *r.mutable_textures())
+    out.push_back(t.mutable_data());
+  return out;
+}
+
+std::vector<std::string *> execResponsePayloads(google::protobuf::MessageLite &m) {
+  auto &r = static_cast<msl::internal::ExecWorkerResponse &>(m);
+  std::vector<std::string *> out;
+  out.reserve(size_t(r.buffers_size()) + size_t(r.textures_size()));
+  for (auto &b : *r.mutable_buffers())
+    out.push_back(&b);
+  for (auto &t : *r.mutable_textures())
+    out.push_back(&t);
+  return out;
+}
+
+bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,
+                     std::vector<std::string *> &payloads) {
+  payloads = fields(message);
+  // Serialize the rest with the payloads moved out (O(1) swaps), then put
+  // them back: they are written from where they are.
+  std::vector<std::string> held(payloads.size());
+  for (size_t i = 0; i < payloads.size(); ++i)
+    payloads[i]->swap(held[i]);
+  std::string meta;
+  bool ok = message.SerializeToString(&meta);
+  for (size_t i = 0; i < payloads.size(); ++i)
+    payloads[i]->swap(held[i]);
+  uint64_t total = meta.size() + 4 + 4 * uint64_t(payloads.size());
+  for (const std::string *p : payloads)
+    total += p->size();
+  if (!ok || total > kMaxWorkerMessageBytes)
+    return false;
+  head.clear();
+  head.reserve(8 + meta.size() + 4 * payloads.size());
+  head += encodeLength(uint32_t(meta.size()) | kSplitFrameFlag);
+  head += meta;
+  head += encodeLength(uint32_t(payloads.size()));
+  for (const std::string *p : payloads)
+    head += encodeLength(uint32_t(p->size()));
+  return true;
+}
+
+bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields) {
+  std::string head;
+  std::vector<std::string *> payloads;
+  if (!encodeSplitHead(message, fields, head, payloads) || !writeAll(fd, head.data(), head.size()))
+    return false;
+  for (const std::string *p : payloads)
+    if (!writeAll(fd, p->data(), p->size()))
+      return false;
+  return true;
+}
+
+bool readAnyMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields, bool &split,
+                    uint32_t limit) {
+  char header[4];
+  if (!readAll(fd, header, 4))
+    return false;
+  uint32_t prefix = decodeLength(header);
+  split = (prefix & kSplitFrameFlag) != 0;
+  uint64_t size = 0;
+  return readFrameRest(prefix, message, fields, limit, size,
+                       [&](char *data, size_t n) { return readAll(fd, data, n); }) == FrameRead::Ok;
 }
 
 } // namespace msl::service

@@ -16,12 +16,14 @@
 // spvUnsafeArray, tint's tint_array); plain OpenCL allows only POD pointees.
 #pragma OPENCL EXTENSION __cl_clang_non_portable_kernel_param_types : enable
 
-// Metal 3.2's `coherent` (memory coherent across threadgroups) qualifies
-// device pointers. It is accepted so such sources compile, but it has no
-// effect yet: making plain accesses through it bypass NVPTX's L1 cache
-// (ld.cg / st.cg) is still to do. Below 3.2 it stays an ordinary identifier.
+// Metal 3.2's `coherent(device)` (memory coherent across threadgroups)
+// qualifies device pointers. It is accepted so such sources compile, but it
+// has no effect yet: making plain accesses through it bypass NVPTX's L1
+// cache (ld.cg / st.cg) is still to do. A bare `coherent` (without its
+// scope) is removed by source repair (compiler/SourceRepair.cpp). Below 3.2
+// it stays an ordinary identifier.
 #if __METAL_VERSION__ >= 320
-#define coherent
+#define coherent(...)
 #endif
 
 // `constant T x [[function_constant(i)]];` gets the compile's value as its

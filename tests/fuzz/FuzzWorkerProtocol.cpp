@@ -3,7 +3,9 @@
 // is a frame: a 4-byte length and a body. Properties: the length round-trips
 // through encodeLength; a body that parses as a message serializes and
 // parses again to the same message; a frame written to a pipe reads back as
-// the message it held (serializations compared deterministically).
+// the message it held (serializations compared deterministically); the
+// execution workers' split frames round-trip too, and cut or garbled ones
+// are refused.
 #include "WorkerProtocol.h"
 #include "msl/internal/exec_worker.pb.h"
 #include "msl/internal/worker.pb.h"
@@ -62,6 +64,52 @@ template <class Message> void roundTrip(const std::string &body, bool throughPip
   ::close(fds[0]);
 }
 
+// The execution workers' split frames (payload fields raw after the rest):
+// a message written as one reads back as the same message, and a frame
+// whose tail is cut short or garbled is refused (never a crash, never more
+// than the limit allocated).
+template <class Message>
+void splitRoundTrip(const std::string &body, msl::service::PayloadFields fields) {
+  Message m;
+  if (!m.ParseFromString(body))
+    return;
+  std::string once = deterministic(m);
+  std::string head;
+  std::vector<std::string *> payloads;
+  if (!msl::service::encodeSplitHead(m, fields, head, payloads))
+    return;
+  require(deterministic(m) == once); // the sender's message is left whole
+  std::string frame = head;
+  for (const std::string *p : payloads)
+    frame += *p;
+  if (frame.size() > 32768)
+    return;
+  auto readBack = [&](const std::string &bytes, Message &out, bool &split, uint32_t limit) {
+    int fds[2];
+    require(::pipe(fds) == 0);
+    require(::write(fds[1], bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+    ::close(fds[1]);
+    bool ok = msl::service::readAnyMessage(fds[0], out, fields, split, limit);
+    ::close(fds[0]);
+    return ok;
+  };
+  Message read;
+  bool split = false;
+  require(readBack(frame, read, split, msl::service::kMaxWorkerMessageBytes) && split &&
+          deterministic(read) == once);
+  if (frame.size() > 8) {
+    Message cut;
+    require(!readBack(frame.substr(0, frame.size() - 1), cut, split, msl::service::kMaxWorkerMessageBytes) ||
+            payloads.empty() || payloads.back()->empty());
+    Message small;
+    require(!readBack(frame, small, split, uint32_t(frame.size() - 5)));
+  }
+  // The input itself as the tail of a split frame after an empty message.
+  Message any;
+  if (body.size() <= 32768)
+    (void)readBack(msl::service::encodeLength(msl::service::kSplitFrameFlag) + body, any, split, 1 << 16);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -81,5 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   roundTrip<msl::internal::WorkerRequest>(body, pipe);
   roundTrip<msl::internal::ExecWorkerResponse>(body, pipe);
   roundTrip<msl::internal::ExecWorkerRequest>(body, pipe);
+  if (pipe) {
+    splitRoundTrip<msl::internal::ExecWorkerRequest>(body, msl::service::execRequestPayloads);
+    splitRoundTrip<msl::internal::ExecWorkerResponse>(body, msl::service::execResponsePayloads);
+  }
   return 0;
 }

@@ -233,6 +233,31 @@ TEST_F(ExecuteTest, ListDevicesListsTheCpuWithItsLimits) {
   EXPECT_GT(cpu->max_buffer_bytes(), 0u);
 }
 
+// Buffers of megabytes go to the worker and back raw (split frames,
+// service/WorkerProtocol.h) through pipes smaller than them; each byte must
+// land where it belongs, call after call on the same worker.
+TEST_F(ExecuteTest, MegabyteBuffersRoundTripThroughTheWorker) {
+  REQUIRE_EXEC_WORKER();
+  Daemon &d = start();
+  msl::client::Client client(d.address());
+  for (uint32_t n : {262144u, 200003u, 262144u}) {
+    SCOPED_TRACE(n);
+    auto req = saxpyRequest(n);
+    std::vector<float> x(n);
+    for (uint32_t i = 0; i < n; ++i)
+      x[i] = float(i);
+    req.mutable_buffers(1)->set_inline_(bytesOf(x));
+    auto r = client.execute(req);
+    ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+    ASSERT_EQ(r->buffers_size(), 1);
+    EXPECT_EQ(r->buffers(0).buffer(), 2u);
+    auto y = floatsOf(r->buffers(0).inline_data());
+    ASSERT_EQ(y.size(), n);
+    for (uint32_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], 2.0f * float(i) + 3.0f) << i;
+  }
+}
+
 TEST_F(ExecuteTest, CudaDeviceIsFailedPreconditionWithoutCuda) {
   Daemon &d = start();
   msl::client::Client client(d.address());

@@ -51,3 +51,7 @@ kernel void k(coherent device Cell *cells [[buffer(0)]], device atomic_uint *fla
   out[4] = cells[0].value + scratch[0];
 }
 // CHECK-REFLECTION: "name": "shared_tex"
+
+// The spec's spelling, with the scope.
+void publish_scoped(coherent(device) device Cell *c, uint v) { c->value = v; }
+// CHECK-IR: define
