@@ -78,17 +78,6 @@ std::vector<std::string> readAll(Daemon &d, const std::vector<msl::v1::Digest> &
   return out;
 }
 
-int runShell(const std::string &command, std::string &output) {
-  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return -1;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    output.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // Many clients upload and compile at once; msld is killed with SIGKILL in
 // the middle (no drain, no flush: only what RocksDB's WAL already holds

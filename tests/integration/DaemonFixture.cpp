@@ -1,5 +1,9 @@
 #include "DaemonFixture.h"
 
+#include <cstdio>
+
+#include <array>
+
 #include <httplib.h>
 #include <openssl/evp.h>
 
@@ -244,6 +248,18 @@ std::vector<float> randomFloats(size_t n, unsigned seed, float lo, float hi) {
   for (auto &x : v)
     x = dist(rng);
   return v;
+}
+
+int runShell(const std::string &command, std::string &output) {
+  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    return -1;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
+    output.append(buf.data(), n);
+  int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 } // namespace msl::test

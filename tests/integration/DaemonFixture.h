@@ -136,4 +136,8 @@ inline std::vector<float> floatsOf(const std::string &bytes) { return valuesOf<f
 /// `n` uniform floats in [lo, hi) from mt19937(seed).
 std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f);
 
+/// Runs `command` through the shell; returns its exit status (-1 if it did
+/// not exit normally) and its stdout and stderr in `output`.
+int runShell(const std::string &command, std::string &output);
+
 } // namespace msl::test

@@ -13,19 +13,6 @@ namespace {
 
 class MetricsTest : public DaemonTest {};
 
-// Runs `command` through the shell; returns its exit status (-1 if it did not
-// exit normally) and its stdout and stderr in `output`.
-int runShell(const std::string &command, std::string &output) {
-  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return -1;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    output.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 bool hasLine(const std::string &text, const std::string &prefix) {
   return text.rfind(prefix, 0) == 0 || text.find("\n" + prefix) != std::string::npos;

@@ -22,19 +22,6 @@ constexpr const char *kReadToken = "reader-0123456789abcdef";
 constexpr const char *kCompileToken = "builder-0123456789abcdef";
 constexpr const char *kLateToken = "latecomer-0123456789abcdef";
 
-// Runs `command` through the shell; its exit status (-1 if it did not exit
-// normally), stdout and stderr in `output`.
-int runCommand(const std::string &command, std::string &output) {
-  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return -1;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    output.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 std::string shq(const std::string &s) { return "'" + s + "'"; }
 
@@ -45,9 +32,9 @@ protected:
     certs_ = (dir_ / "certs").string();
     std::string output;
     std::string script = sourceDir() + "/tests/integration/make-test-certs.sh";
-    if (runCommand("command -v openssl", output) != 0)
+    if (runShell("command -v openssl", output) != 0)
       GTEST_SKIP() << "the openssl command is missing (Debian package 'openssl'; scripts/setup.sh installs it)";
-    ASSERT_EQ(runCommand("sh " + shq(script) + " " + shq(certs_), output), 0) << output;
+    ASSERT_EQ(runShell("sh " + shq(script) + " " + shq(certs_), output), 0) << output;
   }
   std::string cert(const char *name) const { return certs_ + "/" + name; }
 
@@ -100,7 +87,7 @@ protected:
     std::string command = "cd " + shq(sourceDir()) + " && env -u MSLD_TOKEN " + env + " " +
                           shq(binDir() + "/mslc") + " --server " + daemon_->address() +
                           " -c examples/saxpy.metal -o " + shq((dir_ / "out.bc").string()) + " " + args;
-    return runCommand(command, output);
+    return runShell(command, output);
   }
 
   // Waits until msld's log contains `text` (SIGHUP is handled asynchronously).
