@@ -201,7 +201,11 @@ Expr *literalOf(Sema &S, QualType type, const std::string &text, SourceLocation 
     }
     llvm::SmallVector<Expr *, 4> lanes;
     for (unsigned i = 0; i < n; ++i) {
-      Expr *lane = literalOf(S, vector->getElementType(), parts[parts.size() == 1 ? 0 : i].trim().str(), loc, what);
+      std::string text = parts[parts.size() == 1 ? 0 : i].trim().str();
+      // boolN's lanes are chars (the prelude): true/false are 1/0.
+      if (text == "true" || text == "false")
+        text = text == "true" ? "1" : "0";
+      Expr *lane = literalOf(S, vector->getElementType(), text, loc, what);
       if (!lane)
         return nullptr;
       lanes.push_back(lane);

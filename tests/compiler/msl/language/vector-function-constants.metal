@@ -5,7 +5,7 @@
 // msl-constant: 0=2,3
 // msl-constant: 1=0.5,1,2,4
 // msl-constant: 2=1,-2,3
-// msl-constant: 3=1,0
+// msl-constant: 3=true,false
 // msl-constant: 5=0.25
 #include <metal_stdlib>
 using namespace metal;
