@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CorpusManifest.h"
 #include "msl/compiler/Compiler.h"
 #include "msl/compiler/Options.h"
 
@@ -49,86 +50,10 @@
 
 namespace fs = std::filesystem;
 using namespace msl::compiler;
+using msl::corpus::joinRel;
+using msl::corpus::readFile;
 
 namespace {
-
-// ---- CSV --------------------------------------------------------------------
-
-/// RFC 4180: fields separated by commas, optionally double-quoted; inside
-/// quotes "" is a quote and commas and newlines are literal.
-std::vector<std::vector<std::string>> parseCsv(const std::string &text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
-        ++i;
-      if (any || !field.empty()) {
-        row.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      row.clear();
-      field.clear();
-      any = false;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (any || !field.empty()) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::vector<std::string> splitSpaces(const std::string &s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string tok; in >> tok;)
-    out.push_back(tok);
-  return out;
-}
-
-std::optional<std::string> readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// "a/b/../c" -> "a/c", without touching the file system.
-std::string normalizeRel(const std::string &p) {
-  std::string s = fs::path(p).lexically_normal().generic_string();
-  while (!s.empty() && s.back() == '/')
-    s.pop_back();
-  return s.empty() ? "." : s;
-}
 
 // ---- rows -------------------------------------------------------------------
 
@@ -152,39 +77,6 @@ struct Outcome {
   std::string group;          // normalized group key (failures only)
   double seconds = 0;
 };
-
-/// The -std= to pass: the first `-std=` token of the manifest's std column
-/// or, as corpus-ml writes it, the first bare language version
-/// ("-std=ios-metal1.0 / macos-metal1.1" -> ios-metal1.0; "metal3.1" ->
-/// metal3.1; "(Xcode default)" -> none, the compiler's default).
-std::string stdFromColumn(const std::string &col) {
-  for (const auto &tok : splitSpaces(col)) {
-    if (tok.rfind("-std=", 0) == 0)
-      return tok.substr(5);
-    if (msl::compiler::parseStdValue(tok))
-      return tok;
-  }
-  return "";
-}
-
-/// The upstream repo root of a row inside DIR: `local` minus its upstream
-/// `path` suffix ("tnn/source/x.metal", "source/x.metal" -> "tnn").
-std::string repoRoot(const std::string &local, const std::string &path, const std::string &source) {
-  if (!path.empty() && local.size() > path.size() &&
-      local.compare(local.size() - path.size(), path.size(), path) == 0) {
-    std::string root = local.substr(0, local.size() - path.size());
-    while (!root.empty() && root.back() == '/')
-      root.pop_back();
-    return root.empty() ? "." : root;
-  }
-  return source;
-}
-
-std::string joinRel(const std::string &a, const std::string &b) {
-  if (a.empty() || a == ".")
-    return normalizeRel(b);
-  return normalizeRel(a + "/" + b);
-}
 
 // ---- failure grouping -------------------------------------------------------
 
@@ -356,90 +248,39 @@ int main(int argc, char **argv) {
     std::printf("corpus absent: %s (no manifest.csv); skipping\n", dir.c_str());
     return 77;
   }
-  auto manifest = readFile(root / "manifest.csv");
-  if (!manifest) {
-    std::fprintf(stderr, "msl-corpus: cannot read %s\n", (root / "manifest.csv").c_str());
+  std::string manifestError;
+  auto manifestRows = msl::corpus::readManifest(root, manifestError);
+  if (!manifestRows) {
+    std::fprintf(stderr, "msl-corpus: %s\n", manifestError.c_str());
     return 2;
   }
-  auto csv = parseCsv(*manifest);
-  if (csv.empty()) {
-    std::fprintf(stderr, "msl-corpus: empty manifest\n");
-    return 2;
-  }
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < csv[0].size(); ++i)
-    col[csv[0][i]] = i;
-  for (const char *need : {"source", "path", "local", "role", "stages", "std", "flags"})
-    if (!col.count(need)) {
-      std::fprintf(stderr, "msl-corpus: manifest has no column '%s'\n", need);
-      return 2;
-    }
-  auto get = [&](const std::vector<std::string> &r, const char *name) -> std::string {
-    size_t i = col.at(name);
-    return i < r.size() ? r[i] : std::string();
-  };
 
   // ---- rows -> compile jobs ------------------------------------------------
   std::vector<Row> rows;
-  for (size_t i = 1; i < csv.size(); ++i) {
-    const auto &r = csv[i];
-    if (get(r, "role") != "source")
-      continue;
+  for (msl::corpus::ManifestRow &m : *manifestRows) {
     Row row;
-    row.source = get(r, "source");
-    row.local = normalizeRel(get(r, "local"));
+    row.source = m.source;
+    row.local = m.local;
     if (!filter.empty() && row.local.find(filter) == std::string::npos &&
         row.source.find(filter) == std::string::npos)
       continue;
-    row.stagesRaw = get(r, "stages");
-    row.stdRaw = get(r, "std");
-    row.flagsRaw = get(r, "flags");
+    row.stdValue = m.stdValue;
+    row.options = std::move(m.options);
+    row.fileDirs = std::move(m.fileDirs);
+    row.fileTrees = std::move(m.fileTrees);
     row.counted = row.source != "glsl-optimizer";
     row.privateSet = row.source == "mfa";
     {
-      std::istringstream in(row.stagesRaw);
+      std::istringstream in(m.stages);
       for (std::string part; std::getline(in, part, '+');)
         if (!part.empty())
           row.stages.push_back(part.substr(0, part.find(':')));
     }
     if (row.stages.empty())
       row.stages.push_back("(none)");
-    row.stdValue = stdFromColumn(row.stdRaw);
-    if (!row.stdValue.empty())
-      row.options.push_back("-std=" + row.stdValue);
-
-    // Flags: split on spaces; [bracketed] tokens are optional variants and
-    // left out; -I dirs and -include files are upstream-repo relative and
-    // rewritten to DIR.
-    std::string repo = repoRoot(row.local, get(r, "path"), row.source);
-    auto toks = splitSpaces(row.flagsRaw);
-    bool inBracket = false;
-    for (size_t t = 0; t < toks.size(); ++t) {
-      std::string tok = toks[t];
-      if (inBracket || tok.front() == '[') {
-        inBracket = tok.back() != ']';
-        continue;
-      }
-      if (tok == "-I" || (tok.rfind("-I", 0) == 0 && tok.size() > 2)) {
-        std::string inc = tok == "-I" ? (t + 1 < toks.size() ? toks[++t] : "") : tok.substr(2);
-        std::string rel = joinRel(repo, inc);
-        row.options.push_back("-I");
-        row.options.push_back(rel);
-        row.fileTrees.push_back(rel);
-        continue;
-      }
-      if (tok == "-include" && t + 1 < toks.size()) {
-        std::string rel = joinRel(repo, toks[++t]);
-        row.options.push_back("-include");
-        row.options.push_back(rel);
-        std::string dir = fs::path(rel).parent_path().generic_string();
-        row.fileDirs.push_back(dir.empty() ? "." : dir);
-        continue;
-      }
-      row.options.push_back(tok);
-    }
-    std::string parent = fs::path(row.local).parent_path().generic_string();
-    row.fileDirs.push_back(parent.empty() ? "." : parent);
+    row.stdRaw = m.std;
+    row.stagesRaw = m.stages;
+    row.flagsRaw = m.flags;
     rows.push_back(std::move(row));
   }
 
@@ -447,26 +288,8 @@ int main(int argc, char **argv) {
   std::map<std::string, std::map<std::string, std::string>> dirFiles;  // non-recursive
   std::map<std::string, std::map<std::string, std::string>> treeFiles; // recursive
   auto load = [&](const std::string &rel, bool recursive, auto &cache) {
-    if (cache.count(rel))
-      return;
-    auto &files = cache[rel];
-    fs::path base = root / rel;
-    std::error_code ec;
-    if (!fs::is_directory(base, ec))
-      return;
-    auto add = [&](const fs::directory_entry &e) {
-      if (!e.is_regular_file())
-        return;
-      std::string relPath = normalizeRel(e.path().lexically_relative(root).generic_string());
-      if (auto text = readFile(e.path()))
-        files[relPath] = std::move(*text);
-    };
-    if (recursive)
-      for (const auto &e : fs::recursive_directory_iterator(base, ec))
-        add(e);
-    else
-      for (const auto &e : fs::directory_iterator(base, ec))
-        add(e);
+    if (!cache.count(rel))
+      cache[rel] = msl::corpus::filesUnder(root, rel, recursive);
   };
   std::map<std::string, std::string> mainSources;
   for (const auto &row : rows) {

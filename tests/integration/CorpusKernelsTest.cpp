@@ -17,6 +17,7 @@
 // upstream kernel reads inactive lanes, which the comment there explains.
 //
 // Reproduce: build/bin/msld_integration_test --gtest_filter='CorpusKernelsTest.*'
+#include "CorpusManifest.h"
 #include "DaemonFixture.h"
 #include "DeviceRunner.h"
 #include "ExecuteResults.h"
@@ -55,94 +56,8 @@ fs::path corpusRoot() {
   return fs::path(sourceDir()) / ".." / "shared" / "corpus-ml";
 }
 
-std::optional<std::string> readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string normalizeRel(const std::string &p) {
-  std::string s = fs::path(p).lexically_normal().generic_string();
-  while (s.size() > 1 && s.back() == '/')
-    s.pop_back();
-  return s;
-}
-
-std::string joinRel(const std::string &a, const std::string &b) {
-  return a.empty() || a == "." ? normalizeRel(b) : normalizeRel(a + "/" + b);
-}
-
-/// RFC 4180 CSV (quoted fields with "" escapes, CRLF or LF).
-std::vector<std::vector<std::string>> parseCsv(const std::string &text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = any = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
-        ++i;
-      if (any || !field.empty()) {
-        row.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      row.clear();
-      field.clear();
-      any = false;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (any || !field.empty()) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::vector<std::string> splitSpaces(const std::string &s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string tok; in >> tok;)
-    out.push_back(tok);
-  return out;
-}
-
-/// The manifest's `std` column as a -std= value: the first `-std=` token or
-/// bare language version ("metal3.1", "macos-metal2.3"); "" for "(Xcode
-/// default)", the compiler's default.
-std::string stdFromColumn(const std::string &col) {
-  for (const auto &tok : splitSpaces(col)) {
-    if (tok.rfind("-std=", 0) == 0)
-      return tok.substr(5);
-    for (const char *prefix : {"metal", "ios-metal", "macos-metal"})
-      if (tok.rfind(prefix, 0) == 0 && tok.size() > strlen(prefix) && std::isdigit(tok[strlen(prefix)]))
-        return tok;
-  }
-  return "";
-}
-
-/// ../shared/corpus-ml's manifest, read once.
+/// ../shared/corpus-ml's manifest, read once (CorpusManifest.h: as
+/// msl-corpus reads it).
 class CorpusMl {
 public:
   static const CorpusMl &get() {
@@ -161,8 +76,8 @@ public:
       error = "the manifest has no source row " + local;
       return std::nullopt;
     }
-    const Row &r = row->second;
-    auto main = readFile(root_ / local);
+    const corpus::ManifestRow &r = row->second;
+    auto main = corpus::readFile(root_ / local);
     if (!main) {
       error = "cannot read " + (root_ / local).string();
       return std::nullopt;
@@ -171,54 +86,15 @@ public:
     req.set_main_path(local);
     req.mutable_main_source()->set_inline_(*main);
     req.mutable_target()->set_arch(msl::v1::Target::X86_64);
-    std::vector<std::string> dirs, trees;
-    if (std::string s = stdFromColumn(r.std); !s.empty())
-      req.add_options("-std=" + s);
-    // Flags: [bracketed] tokens are optional variants, left out; -I
-    // folders and -include files are upstream-repo relative.
-    auto toks = splitSpaces(r.flags);
-    bool inBracket = false;
-    for (size_t t = 0; t < toks.size(); ++t) {
-      const std::string &tok = toks[t];
-      if (inBracket || tok.front() == '[') {
-        inBracket = tok.back() != ']';
-        continue;
-      }
-      if (tok == "-I" || (tok.rfind("-I", 0) == 0 && tok.size() > 2)) {
-        std::string inc = tok == "-I" ? (t + 1 < toks.size() ? toks[++t] : "") : tok.substr(2);
-        std::string rel = joinRel(r.repo, inc);
-        req.add_options("-I");
-        req.add_options(rel);
-        trees.push_back(rel);
-      } else if (tok == "-include" && t + 1 < toks.size()) {
-        std::string rel = joinRel(r.repo, toks[++t]);
-        req.add_options("-include");
-        req.add_options(rel);
-        std::string d = fs::path(rel).parent_path().generic_string();
-        dirs.push_back(d.empty() ? "." : d);
-      } else {
-        req.add_options(tok);
-      }
-    }
-    std::string parent = fs::path(local).parent_path().generic_string();
-    dirs.push_back(parent.empty() ? "." : parent);
-    // The headers: every file of those folders and -I trees.
+    for (const auto &o : r.options)
+      req.add_options(o);
+    // The headers: every file of the row's folders and -I trees.
     std::map<std::string, std::string> files;
-    auto add = [&](const fs::directory_entry &e) {
-      if (!e.is_regular_file())
-        return;
-      std::string rel = normalizeRel(e.path().lexically_relative(root_).generic_string());
-      if (rel != local && !files.count(rel))
-        if (auto text = readFile(e.path()))
-          files[rel] = std::move(*text);
-    };
-    std::error_code ec;
-    for (const auto &d : dirs)
-      for (const auto &e : fs::directory_iterator(root_ / d, ec))
-        add(e);
-    for (const auto &d : trees)
-      for (const auto &e : fs::recursive_directory_iterator(root_ / d, ec))
-        add(e);
+    for (const auto &d : r.fileDirs)
+      files.merge(corpus::filesUnder(root_, d, false));
+    for (const auto &d : r.fileTrees)
+      files.merge(corpus::filesUnder(root_, d, true));
+    files.erase(local);
     for (auto &[path, text] : files) {
       auto *f = req.add_files();
       f->set_path(path);
@@ -228,54 +104,25 @@ public:
   }
 
 private:
-  struct Row {
-    std::string repo, std, flags;
-  };
-
   CorpusMl() : root_(corpusRoot()) {
-    auto manifest = readFile(root_ / "manifest.csv");
-    if (!fs::is_directory(root_) || !manifest) {
+    if (!fs::is_directory(root_) || !fs::exists(root_ / "manifest.csv")) {
       absent_ = "the corpus " + root_.lexically_normal().string() +
                 " (manifest.csv) is absent: no corpus-ml kernels to run (set MSLD_TEST_CORPUS_ML to it)";
       return;
     }
-    auto csv = parseCsv(*manifest);
-    std::map<std::string, size_t> col;
-    if (!csv.empty())
-      for (size_t i = 0; i < csv[0].size(); ++i)
-        col[csv[0][i]] = i;
-    for (const char *need : {"source", "path", "local", "role", "std", "flags"})
-      if (!col.count(need)) {
-        absent_ = "the corpus manifest " + (root_ / "manifest.csv").string() + " has no column " + need;
-        return;
-      }
-    auto get = [&](const std::vector<std::string> &r, const char *name) {
-      size_t i = col.at(name);
-      return i < r.size() ? r[i] : std::string();
-    };
-    for (size_t i = 1; i < csv.size(); ++i) {
-      if (get(csv[i], "role") != "source")
-        continue;
-      std::string local = normalizeRel(get(csv[i], "local")), path = get(csv[i], "path");
-      Row row;
-      // The upstream repo's root in the corpus: `local` minus `path`.
-      if (!path.empty() && local.size() > path.size() &&
-          local.compare(local.size() - path.size(), path.size(), path) == 0) {
-        row.repo = local.substr(0, local.size() - path.size());
-        while (!row.repo.empty() && row.repo.back() == '/')
-          row.repo.pop_back();
-      }
-      if (row.repo.empty())
-        row.repo = get(csv[i], "source");
-      row.std = get(csv[i], "std");
-      row.flags = get(csv[i], "flags");
-      rows_[local] = std::move(row);
+    std::string error;
+    auto rows = corpus::readManifest(root_, error);
+    if (!rows) {
+      absent_ = error;
+      return;
     }
+    for (auto &row : *rows)
+      rows_[row.local] = std::move(row);
   }
 
   fs::path root_;
   std::string absent_;
-  std::map<std::string, Row> rows_;
+  std::map<std::string, corpus::ManifestRow> rows_;
 };
 
 // ---- requests ----------------------------------------------------------------
