@@ -19,6 +19,7 @@
 // Reproduce: build/bin/msld_integration_test --gtest_filter='CorpusKernelsTest.*'
 #include "CorpusManifest.h"
 #include "DaemonFixture.h"
+#include "KernelRequest.h"
 #include "DeviceRunner.h"
 #include "ExecuteResults.h"
 #include "msl/client/Client.h"
@@ -127,77 +128,8 @@ private:
 
 // ---- requests ----------------------------------------------------------------
 
-// An ExecuteRequest built as a Metal host program would encode it.
-struct Kernel {
-  ExecuteRequest req;
+using Kernel = KernelRequest;
 
-  /// A buffer with these bytes; its position in req.buffers.
-  uint32_t buffer(const std::string &bytes) {
-    req.add_buffers()->set_inline_(bytes);
-    return uint32_t(req.buffers_size() - 1);
-  }
-  void bind(uint32_t index, uint32_t buffer) {
-    auto *b = req.add_buffer_bindings();
-    b->set_index(index);
-    b->set_buffer(buffer);
-  }
-  /// A new buffer bound at `index`; its position.
-  template <class T> uint32_t bindNew(uint32_t index, const std::vector<T> &values) {
-    uint32_t b = buffer(bytesOf(values));
-    bind(index, b);
-    return b;
-  }
-  /// setBytes:length:atIndex: of one value.
-  template <class T> void bytes(uint32_t index, const T &value) {
-    auto *b = req.add_bytes();
-    b->set_index(index);
-    b->set_data(std::string(reinterpret_cast<const char *>(&value), sizeof value));
-  }
-  void threadgroupMemory(uint32_t index, uint32_t length) {
-    auto *t = req.add_threadgroup_memory();
-    t->set_index(index);
-    t->set_length(length);
-  }
-  TextureBinding &texture(uint32_t index, TextureBinding::Type type, TextureBinding::PixelFormat format,
-                          uint32_t width, uint32_t height, uint32_t layers, const std::string *contents) {
-    auto *t = req.add_textures();
-    t->set_index(index);
-    t->set_type(type);
-    t->set_format(format);
-    t->set_width(width);
-    t->set_height(height);
-    t->set_depth(1);
-    t->set_array_length(layers);
-    if (contents)
-      t->mutable_contents()->set_inline_(*contents);
-    return *t;
-  }
-  void threads(uint32_t x, uint32_t y = 1, uint32_t z = 1) { set(req.mutable_dispatch()->mutable_threads(), x, y, z); }
-  void threadgroups(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
-    set(req.mutable_dispatch()->mutable_threadgroups(), x, y, z);
-  }
-  void perThreadgroup(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
-    set(req.mutable_dispatch()->mutable_threads_per_threadgroup(), x, y, z);
-  }
-
-private:
-  static void set(msl::v1::Size3 *s, uint32_t x, uint32_t y, uint32_t z) {
-    s->set_x(x);
-    s->set_y(y);
-    s->set_z(z);
-  }
-};
-
-/// n values k / denominator, k uniform in [lo, hi] (exact in float and,
-/// for small k, in half and bfloat).
-std::vector<float> gridFloats(size_t n, unsigned seed, int lo, int hi, float denominator = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto &x : v)
-    x = float(dist(rng)) / denominator;
-  return v;
-}
 template <class T> std::vector<T> randomInts(size_t n, unsigned seed, long lo, long hi) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<long> dist(lo, hi);

@@ -6,6 +6,7 @@
 // exactly representable (small integers, multiples of powers of two); the
 // one tolerance (the random-float matrix multiply) is documented there.
 #include "DaemonFixture.h"
+#include "KernelRequest.h"
 #include "ExecuteResults.h"
 #include "DeviceRunner.h"
 #include "msl/client/Client.h"
@@ -25,72 +26,10 @@ namespace {
 using msl::v1::ExecuteRequest;
 using msl::v1::ExecuteResponse;
 
-// An ExecuteRequest built as a Metal host program would encode it.
-struct Kernel {
-  ExecuteRequest req;
-
-  Kernel(const std::string &source, const std::string &name, std::vector<std::string> options = {}) {
-    *req.mutable_compile() = compileRequest(source, std::move(options));
-    req.set_kernel(name);
-  }
-  /// A new buffer with these bytes; its position in req.buffers.
-  uint32_t buffer(const std::string &bytes) {
-    req.add_buffers()->set_inline_(bytes);
-    return uint32_t(req.buffers_size() - 1);
-  }
-  template <class T> uint32_t buffer(const std::vector<T> &values) { return buffer(bytesOf(values)); }
-  /// setBuffer:offset:atIndex:.
-  void bind(uint32_t index, uint32_t buffer, uint64_t offset = 0) {
-    auto *b = req.add_buffer_bindings();
-    b->set_index(index);
-    b->set_buffer(buffer);
-    b->set_offset(offset);
-  }
-  /// A new buffer bound at `index` (offset 0); its position.
-  template <class T> uint32_t bindNew(uint32_t index, const std::vector<T> &values) {
-    uint32_t b = buffer(values);
-    bind(index, b);
-    return b;
-  }
-  /// setBytes:length:atIndex: of one value.
-  template <class T> void bytes(uint32_t index, const T &value) {
-    auto *b = req.add_bytes();
-    b->set_index(index);
-    b->set_data(std::string(reinterpret_cast<const char *>(&value), sizeof value));
-  }
-  void constant(const std::string &key, const std::string &value) {
-    (*req.mutable_compile()->mutable_function_constants())[key] = value;
-  }
-  /// dispatchThreads.
-  void threads(uint32_t x, uint32_t y = 1, uint32_t z = 1) { set(req.mutable_dispatch()->mutable_threads(), x, y, z); }
-  /// dispatchThreadgroups.
-  void threadgroups(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
-    set(req.mutable_dispatch()->mutable_threadgroups(), x, y, z);
-  }
-  void perThreadgroup(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
-    set(req.mutable_dispatch()->mutable_threads_per_threadgroup(), x, y, z);
-  }
-
-private:
-  static void set(msl::v1::Size3 *s, uint32_t x, uint32_t y, uint32_t z) {
-    s->set_x(x);
-    s->set_y(y);
-    s->set_z(z);
-  }
-};
+using Kernel = KernelRequest;
 
 
 
-/// n floats k/denominator with k uniform in [lo, hi]: exactly representable,
-/// and so are their sums and products in the tests below.
-std::vector<float> gridFloats(size_t n, unsigned seed, int lo, int hi, float denominator = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto &x : v)
-    x = float(dist(rng)) / denominator;
-  return v;
-}
 
 
 /// Equal bit patterns, or both NaN (payloads are not compared).
