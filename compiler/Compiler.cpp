@@ -2,7 +2,9 @@
 
 #include "Attributes.h"
 #include "ConstantCopies.h"
+#include "Cxx17Extensions.h"
 #include "InlineAsm.h"
+#include "NvptxTuning.h"
 #include "SourceRepair.h"
 #include "EntryPoints.h"
 #include "PreciseMath.h"
@@ -745,9 +747,11 @@ void useGlobalMemoryForConstant(clang::TargetInfo &target) {
 /// points are generated first, then the whole module is optimized once).
 class MslAction : public clang::EmitLLVMOnlyAction {
 public:
+  /// `cxx14Language`: Metal 1-3, whose C++17 features warn as extensions
+  /// (Cxx17Extensions.h).
   MslAction(llvm::LLVMContext *ctx, std::vector<ShaderFunction> &functions,
-            std::vector<SourceEdit> *repairs)
-      : EmitLLVMOnlyAction(ctx), functions_(functions), repairs_(repairs) {}
+            std::vector<SourceEdit> *repairs, bool cxx14Language)
+      : EmitLLVMOnlyAction(ctx), functions_(functions), repairs_(repairs), cxx14Language_(cxx14Language) {}
 
 protected:
   // Apple's own library calls builtins its compiler reserves for it
@@ -783,6 +787,8 @@ protected:
     consumers.push_back(createKernelTemplatesConsumer());
     consumers.push_back(createTemplateFloatLiteralsConsumer());
     consumers.push_back(createConstantCopiesConsumer());
+    if (cxx14Language_)
+      consumers.push_back(createCxx17ExtensionsConsumer(kSourceRoot));
     consumers.push_back(std::make_unique<StageCollector>(ci, functions_, threadgroupVars_));
     if (repairs_)
       consumers.push_back(createCastRepairConsumer(*repairs_, kSourceRoot));
@@ -818,6 +824,7 @@ protected:
 private:
   std::vector<ShaderFunction> &functions_;
   std::vector<SourceEdit> *repairs_; // null on a repaired compile
+  bool cxx14Language_;
   std::vector<std::string> threadgroupVars_; // their symbols
 };
 
@@ -1254,6 +1261,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
+  if (tm.getTargetTriple().isNVPTX())
+    registerNvptxFullUnroll(pb);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
 }
 
@@ -1533,7 +1542,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   std::vector<ShaderFunction> functions;
   AttributeScope attributeScope(job.functionConstants, opts->std.metalVersionMacro(),
                                 opts->std.platform == Platform::IOS);
-  MslAction action(&context, functions, repairs);
+  MslAction action(&context, functions, repairs, /*cxx14Language=*/opts->std.major < 4);
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> module = action.takeModule();
   // A source to repair is compiled again: optimizing this one would be
@@ -1559,8 +1568,10 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     return internalError(tmError);
   module->setDataLayout(tm->createDataLayout());
   optimize(*module, *tm);
-  if (job.target.arch == Arch::NVPTX64)
+  if (job.target.arch == Arch::NVPTX64) {
     dropSingleThreadFences(*module);
+    alignSharedMemory(*module);
+  }
   if (job.target.arch == Arch::NVPTX64)
     if (std::string vars = dynamicallyInitializedGlobals(*module); !vars.empty()) {
       Diagnostic d;

@@ -81,6 +81,13 @@ CUmodule linkPtx(const std::string &ptx) {
     std::fprintf(stderr, "msl-bench-gpu: linking msld's PTX failed: %s\n", log.c_str());
     std::exit(2);
   }
+  // MSL_BENCH_GPU_JIT_DUMP=FILE keeps the driver's cubin, for cuobjdump:
+  // the SASS that runs, which an offline ptxas of the PTX need not match.
+  if (const char *dump = std::getenv("MSL_BENCH_GPU_JIT_DUMP"))
+    if (FILE *f = std::fopen(dump, "wb")) {
+      std::fwrite(image, 1, size, f);
+      std::fclose(f);
+    }
   CUmodule m;
   CK(cuModuleLoadData(&m, image));
   cuLinkDestroy(state);

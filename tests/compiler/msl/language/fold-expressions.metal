@@ -1,5 +1,9 @@
 // Fold expressions (C++17): unary and binary, left and right, over values,
 // over a comma (calls in order), over && of traits, and over vectors.
+// In Metal 1-3 (C++14-based) each use warns as a C++17 extension, as in
+// Apple's compiler (cxx17-extensions-warn.metal); silenced here as ML
+// projects silence it.
+// msl-options: -Wno-c++17-extensions
 #include <metal_stdlib>
 using namespace metal;
 

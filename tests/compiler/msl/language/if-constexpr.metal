@@ -1,6 +1,10 @@
 // `if constexpr` (C++17, which Metal 3.x and 4 accept): the branch not taken
 // is discarded, so it may hold code that would not compile for T, and the
 // choice is a constant expression.
+// In Metal 1-3 (C++14-based) each use warns as a C++17 extension, as in
+// Apple's compiler (cxx17-extensions-warn.metal); silenced here as ML
+// projects silence it.
+// msl-options: -Wno-c++17-extensions
 #include <metal_stdlib>
 using namespace metal;
 

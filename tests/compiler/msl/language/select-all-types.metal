@@ -4,7 +4,8 @@
 // the whole-vector bool form, and Apple's mixed scalar/vector forms. Each
 // case's result type is checked, and its value: the kernel counts the cases
 // that give the expected lanes, which folds to their number.
-// msl-options: -std=metal3.1
+// (`if constexpr` is a C++17 extension in Metal 3.1: silenced.)
+// msl-options: -std=metal3.1 -Wno-c++17-extensions
 #include <metal_stdlib>
 using namespace metal;
 

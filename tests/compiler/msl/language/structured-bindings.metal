@@ -2,6 +2,10 @@
 // C array, of a vector (Clang decomposes vectors lane by lane), and inside a
 // constexpr function. metal::array is an aggregate of one C array, so it
 // decomposes into that one member (`auto [a, b] = arr;` is rejected).
+// In Metal 1-3 (C++14-based) each use warns as a C++17 extension, as in
+// Apple's compiler (cxx17-extensions-warn.metal); silenced here as ML
+// projects silence it.
+// msl-options: -Wno-c++17-extensions
 #include <metal_stdlib>
 using namespace metal;
 
