@@ -18,7 +18,8 @@
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Exactly what the build (CMakeLists.txt: gRPC, Protobuf, RocksDB, OpenSSL,
-# nlohmann_json, CLI11, prometheus-cpp, cpp-httplib, LLVM/Clang 19, GTest) and
+# nlohmann_json, CLI11, prometheus-cpp, cpp-httplib (msld's /metrics endpoint
+# and the tests' scrapes), LLVM/Clang 19, GTest) and
 # the tests need (prometheus: promtool, which checks a /metrics scrape; MPFR:
 # the exact results of msl-conformance, tests/conformance; openssl: the
 # certificates of the TLS tests, tests/integration/make-test-certs.sh;

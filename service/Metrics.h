@@ -3,9 +3,10 @@
 // msld's metrics on prometheus-cpp (Debian 12: prometheus-cpp-dev 1.0.1): a
 // prometheus::Registry holding every family, ServiceMetrics naming each
 // series the daemon updates (created once at start-up and held by reference,
-// so the hot path only does atomic increments), and prometheus-cpp's pull
-// Exposer (civetweb) serving the registry at http://HOST:PORT/metrics in the
-// Prometheus text format 0.0.4.
+// so the hot path only does atomic increments), and MetricsServer serving
+// the registry at http(s)://HOST:PORT/metrics in the Prometheus text format
+// 0.0.4 with cpp-httplib (Debian 12: libcpp-httplib 0.11.4, linked against
+// OpenSSL 3), plain HTTP or TLS (optionally verifying client certificates).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -26,20 +27,16 @@
 #include <string>
 #include <vector>
 
-namespace prometheus {
-class Exposer;
-}
-
 namespace msl::service {
 
-/// The daemon's registry, as the Collectable the Exposer scrapes: each Collect
-/// first runs the refresh hooks (gauges read from elsewhere at scrape time,
-/// e.g. the CAS size), then collects the prometheus::Registry.
+/// The daemon's registry, as a Collectable: each Collect (a scrape of
+/// /metrics) first runs the refresh hooks (gauges read from elsewhere at
+/// scrape time, e.g. the CAS size), then collects the prometheus::Registry.
 class MetricsRegistry final : public prometheus::Collectable {
 public:
   MetricsRegistry() : registry_(std::make_shared<prometheus::Registry>()) {}
   prometheus::Registry &registry() { return *registry_; }
-  /// Called at the start of every Collect (on the Exposer's threads).
+  /// Called at the start of every Collect (on MetricsServer's threads).
   void onCollect(std::function<void()> refresh);
   std::vector<prometheus::MetricFamily> Collect() const override;
   /// The registry in the Prometheus text format (what /metrics serves).
@@ -140,20 +137,54 @@ private:
   std::array<prometheus::Counter *, kAuthFailureLabels.size()> authFailures_{};
 };
 
-/// Serves a MetricsRegistry at http://HOST:PORT/metrics with prometheus-cpp's
-/// Exposer (civetweb threads of its own).
+/// TLS of the metrics endpoint (msld --metrics-tls-*, README "Security"):
+/// PEM files. Without a certificate and key the endpoint is plain HTTP.
+struct MetricsTlsOptions {
+  std::string certFile;     // --metrics-tls-cert: the endpoint's certificate chain; empty: plain HTTP
+  std::string keyFile;      // --metrics-tls-key: its (unencrypted) private key
+  std::string clientCaFile; // --metrics-tls-client-ca: require client certificates signed by it
+  bool enabled() const { return !certFile.empty() || !keyFile.empty(); }
+};
+
+/// Serves a MetricsRegistry at http://HOST:PORT/metrics, or https:// with
+/// MetricsTlsOptions, with cpp-httplib: GET /metrics only (anything else is
+/// 404), one request per connection (Connection: close), Content-Type
+/// `text/plain; version=0.0.4; charset=utf-8` (gzip when the scraper asks).
+/// One code path for both: an httplib::Server whose connections (the socket,
+/// or OpenSSL over it) are read and written under the bounds below, since
+/// cpp-httplib 0.11 bounds neither a request's header lines nor their count.
 class MetricsServer {
 public:
-  explicit MetricsServer(std::shared_ptr<MetricsRegistry> registry);
+  /// Connections served at once (worker threads; one more thread accepts).
+  static constexpr int kThreads = 2;
+  /// Accepted connections waiting for a worker; past it msld stops accepting
+  /// until one frees (the kernel's listen backlog holds the next ones).
+  static constexpr int kMaxWaiting = 16;
+  /// A read or write (or TLS handshake step) that makes no progress for
+  /// this long ends the connection.
+  static constexpr int kIoTimeoutMs = 5000;
+  /// A whole connection (TLS handshake, request, response) ends after this.
+  static constexpr int kConnectionTimeoutMs = 10000;
+  /// Bytes of a request (request line, headers, body) read at most; a
+  /// longer one gets 400 and the connection is closed.
+  static constexpr size_t kMaxRequestBytes = 16 << 10;
+
+  explicit MetricsServer(std::shared_ptr<MetricsRegistry> registry, MetricsTlsOptions tls = {});
   ~MetricsServer();
-  /// Binds (port 0 picks a free one); returns the port, or -1 (`error` says why).
+  /// Binds HOST:PORT (HOST may be an IPv6 address, with or without
+  /// brackets; empty: 0.0.0.0; port 0 picks a free one) and serves; returns
+  /// the port, or -1 (`error` says why: a TLS file that does not load, an
+  /// address that cannot be bound).
   int start(const std::string &host, int port, std::string *error = nullptr);
-  /// Stops serving (joins the Exposer's threads). Idempotent.
+  /// Stops serving: connections in flight end at once, the threads are
+  /// joined. Idempotent.
   void stop();
 
 private:
+  class Http; // the cpp-httplib server and its threads (Metrics.cpp)
   std::shared_ptr<MetricsRegistry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  MetricsTlsOptions tls_;
+  std::unique_ptr<Http> http_;
 };
 
 } // namespace msl::service

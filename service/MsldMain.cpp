@@ -103,6 +103,16 @@ int main(int argc, char **argv) {
                  "with --tls-client-ca: require a client certificate, or accept clients without one "
                  "(and verify those that send one)")
       ->capture_default_str()->check(CLI::IsMember({"require", "optional"}));
+  auto &metricsTls = options.metricsTls;
+  app.add_option("--metrics-tls-cert", metricsTls.certFile,
+                 "serve /metrics over HTTPS with this PEM certificate (chain); default: plain HTTP")
+      ->check(CLI::ExistingFile);
+  app.add_option("--metrics-tls-key", metricsTls.keyFile, "the PEM private key of --metrics-tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--metrics-tls-client-ca", metricsTls.clientCaFile,
+                 "require client certificates of scrapers, verified against this PEM CA (needs "
+                 "--metrics-tls-cert)")
+      ->check(CLI::ExistingFile);
   app.add_option("--auth-tokens", options.auth.tokensFile,
                  "require 'authorization: Bearer TOKEN': lines 'TOKEN ROLE[,ROLE...]' (reloaded on SIGHUP)")
       ->check(CLI::ExistingFile);
@@ -191,12 +201,18 @@ int main(int argc, char **argv) {
     std::cerr << "msld: " << error << "\n";
     return 1;
   }
+  std::string metricsNote =
+      options.metricsListen.empty() ? "metrics off"
+      : "metrics (" +
+            std::string(!metricsTls.enabled()               ? "plain HTTP"
+                        : metricsTls.clientCaFile.empty() ? "HTTPS"
+                                                          : "HTTPS, client certificates required") +
+            ") on port " + std::to_string(server->metricsPort());
   std::cerr << "msld: serving gRPC" << (tls.enabled() ? " over TLS" : "")
             << (tls.clientCaFile.empty() ? ""
                 : tls.requireClientCert ? " (client certificates required)"
                                         : " (client certificates verified when sent)")
-            << " on port " << server->grpcPort() << ", metrics (plain HTTP) on port " << server->metricsPort()
-            << ", data in " << options.dataDir << "\n";
+            << " on port " << server->grpcPort() << ", " << metricsNote << ", data in " << options.dataDir << "\n";
   if (std::string auth = server->authSummary(); !auth.empty())
     std::cerr << "msld: auth on: " << auth << "\n";
   if (!options.auth.tokensFile.empty() && !tls.enabled())

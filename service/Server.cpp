@@ -12,6 +12,7 @@
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -465,21 +466,27 @@ bool readPem(const std::string &path, const char *flag, std::string &out, std::s
   return true;
 }
 
-bool checkTlsFiles(const std::string &cert, const std::string &key, const std::string &ca, const TlsOptions &tls,
-                   std::string &error) {
+// The PEM contents of a certificate, its key and a CA (`ca` empty: none),
+// checked: each holds what it should and the key is the certificate's.
+// `flags` names them in errors: "--tls" for --tls-cert, --tls-key,
+// --tls-client-ca.
+bool checkTlsFiles(const char *flags, const std::string &certFile, const std::string &keyFile,
+                   const std::string &caFile, const std::string &cert, const std::string &key,
+                   const std::string &ca, std::string &error) {
+  std::string certFlag = std::string(flags) + "-cert ", keyFlag = std::string(flags) + "-key ";
   auto bio = [](const std::string &pem) { return BIO_new_mem_buf(pem.data(), int(pem.size())); };
   BIO *certBio = bio(cert), *keyBio = bio(key);
   X509 *x509 = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
   EVP_PKEY *pkey = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
   bool ok = true;
   if (!x509) {
-    error = "--tls-cert " + tls.certFile + ": no PEM certificate in it";
+    error = certFlag + certFile + ": no PEM certificate in it";
     ok = false;
   } else if (!pkey) {
-    error = "--tls-key " + tls.keyFile + ": no PEM private key in it (or it is encrypted)";
+    error = keyFlag + keyFile + ": no PEM private key in it (or it is encrypted)";
     ok = false;
   } else if (X509_check_private_key(x509, pkey) != 1) {
-    error = "--tls-key " + tls.keyFile + " is not the key of --tls-cert " + tls.certFile;
+    error = keyFlag + keyFile + " is not the key of " + certFlag + certFile;
     ok = false;
   }
   X509_free(x509);
@@ -490,13 +497,47 @@ bool checkTlsFiles(const std::string &cert, const std::string &key, const std::s
     BIO *caBio = bio(ca);
     X509 *caCert = PEM_read_bio_X509(caBio, nullptr, nullptr, nullptr);
     if (!caCert) {
-      error = "--tls-client-ca " + tls.clientCaFile + ": no PEM certificate in it";
+      error = std::string(flags) + "-client-ca " + caFile + ": no PEM certificate in it";
       ok = false;
     }
     X509_free(caCert);
     BIO_free(caBio);
   }
+  ERR_clear_error();
   return ok;
+}
+
+// Reads and checks the files of --tls-* or --metrics-tls-* (`flags`).
+bool readTlsFiles(const char *flags, const std::string &certFile, const std::string &keyFile,
+                  const std::string &caFile, std::string &cert, std::string &key, std::string &ca,
+                  std::string &error) {
+  std::string f = flags;
+  return readPem(certFile, (f + "-cert").c_str(), cert, error) && readPem(keyFile, (f + "-key").c_str(), key, error) &&
+         (caFile.empty() || readPem(caFile, (f + "-client-ca").c_str(), ca, error)) &&
+         checkTlsFiles(flags, certFile, keyFile, caFile, cert, key, ca, error);
+}
+
+// The metrics endpoint's TLS files, checked before anything starts (the
+// endpoint itself starts last).
+bool checkMetricsTls(const ServerOptions &options, std::string &error) {
+  const MetricsTlsOptions &tls = options.metricsTls;
+  if (!tls.enabled()) {
+    if (!tls.clientCaFile.empty()) {
+      error = "--metrics-tls-client-ca needs --metrics-tls-cert and --metrics-tls-key";
+      return false;
+    }
+    return true;
+  }
+  if (tls.certFile.empty() || tls.keyFile.empty()) {
+    error = "TLS of the metrics endpoint needs both --metrics-tls-cert and --metrics-tls-key";
+    return false;
+  }
+  if (options.metricsListen.empty()) {
+    error = "--metrics-tls-cert with an empty --metrics-listen: the metrics endpoint is off";
+    return false;
+  }
+  std::string cert, key, ca;
+  return readTlsFiles("--metrics-tls", tls.certFile, tls.keyFile, tls.clientCaFile, cert, key, ca, error);
 }
 
 // The gRPC port's credentials: plaintext, TLS, or TLS verifying clients.
@@ -513,9 +554,7 @@ std::shared_ptr<grpc::ServerCredentials> serverCredentials(const TlsOptions &tls
     return nullptr;
   }
   std::string cert, key, ca;
-  if (!readPem(tls.certFile, "--tls-cert", cert, error) || !readPem(tls.keyFile, "--tls-key", key, error) ||
-      (!tls.clientCaFile.empty() && !readPem(tls.clientCaFile, "--tls-client-ca", ca, error)) ||
-      !checkTlsFiles(cert, key, ca, tls, error))
+  if (!readTlsFiles("--tls", tls.certFile, tls.keyFile, tls.clientCaFile, cert, key, ca, error))
     return nullptr;
   grpc_ssl_client_certificate_request_type request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
   if (!ca.empty())
@@ -648,7 +687,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
 
   // Credentials first: a bad file is refused before anything starts.
   std::shared_ptr<grpc::ServerCredentials> credentials = serverCredentials(options.tls, error);
-  if (!credentials)
+  if (!credentials || !checkMetricsTls(options, error))
     return nullptr;
   if (!options.auth.subjectsFile.empty() && options.tls.clientCaFile.empty()) {
     error = "--auth-subjects needs --tls-client-ca (client certificates)";
@@ -742,7 +781,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
       error = "bad --metrics-listen address '" + options.metricsListen + "' (want HOST:PORT)";
       return nullptr;
     }
-    impl->metricsServer = std::make_unique<MetricsServer>(impl->registry);
+    impl->metricsServer = std::make_unique<MetricsServer>(impl->registry, options.metricsTls);
     std::string why;
     impl->metricsPort = impl->metricsServer->start(host, port, &why);
     if (impl->metricsPort < 0) {

@@ -72,8 +72,10 @@ struct ServerOptions {
   int64_t grpcMemoryBytes = 256ll << 20;
   /// Threads of gRPC's synchronous services (health). 16.
   int grpcMaxThreads = 16;
-  /// TLS of the gRPC port (the metrics endpoint stays plain HTTP).
+  /// TLS of the gRPC port (the metrics endpoint has its own, metricsTls).
   TlsOptions tls;
+  /// TLS of the metrics endpoint (--metrics-tls-*); plain HTTP without it.
+  MetricsTlsOptions metricsTls;
   /// Tokens and certificate subjects, and their roles; off when both
   /// files are empty.
   AuthOptions auth;

@@ -43,6 +43,8 @@ public:
   long rssKb() const;
 
   std::string address() const { return "127.0.0.1:" + std::to_string(grpcPort_); }
+  /// The /metrics port (from --ready-file).
+  int metricsPort() const { return metricsPort_; }
   msl::v1::Compiler::Stub &compiler() { return *compiler_; }
   msl::v1::ContentAddressableStorage::Stub &cas() { return *cas_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }

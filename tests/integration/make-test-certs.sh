@@ -1,6 +1,7 @@
 #!/bin/sh
 # make-test-certs.sh DIR: throwaway certificates for the security tests
-# (SecurityTest.cpp), made at run time so that no private key is in the repo:
+# (SecurityTest.cpp, MetricsTest.cpp), made at run time so that no private key
+# is in the repo:
 #   ca.pem/ca.key             a CA
 #   server.pem/server.key     signed by it, for 127.0.0.1 and localhost
 #   client.pem/client.key     signed by it, a client certificate, CN=builder-1
