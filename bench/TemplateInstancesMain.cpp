@@ -1,8 +1,8 @@
 //===- msl-bench-templates: compile time vs. explicit kernel instantiations -===//
 //
 //   msl-bench-templates [--counts 75,150,300,600] [--reps 3]
-//                       [--outputs full|reflection] [--plain] [--plain-only N]
-//                       [--dump N FILE]
+//                       [--outputs full|reflection] [--target x86_64|nvptx64]
+//                       [--plain] [--plain-only N] [--dump N FILE]
 //
 // Generates one MSL file with one kernel template
 //
@@ -14,8 +14,9 @@
 //   template [[host_name("f_i")]] kernel void f<float, i>(device const float *, ...);
 //
 // (PyTorch's and MLX's style), compiles it in-process with
-// msl::compiler::compile() (target x86_64; outputs: LLVM bitcode +
-// reflection, or reflection only), and prints for each N the median of
+// msl::compiler::compile() (target x86_64, outputs LLVM bitcode +
+// reflection; or nvptx64, outputs PTX + reflection; or reflection only),
+// and prints for each N the median of
 // --reps compiles: compile ms, ms per instance and the ratio to the first
 // N. Linear growth keeps ms per instance about constant (ratio = N / N0).
 // Times are the process's CPU time (the compile is single-threaded), with
@@ -75,6 +76,7 @@ std::string plainSource(int n) {
 }
 
 long nonce = 0;
+bool nvptx = false; // --target nvptx64
 
 /// CPU time of this process (the compile runs on the calling thread): less
 /// disturbed than wall time by other work on a shared machine.
@@ -91,8 +93,9 @@ double compileMs(const std::string &source, bool full, CompileResult *out = null
   job.mainPath = "instances.metal";
   job.mainSource = source;
   job.options = {"-std=metal3.1", "-D", "MSL_BENCH_NONCE=" + std::to_string(++nonce)};
-  job.target.arch = msl::compiler::Arch::X86_64;
-  job.outputs = full ? std::vector<OutputKind>{OutputKind::LLVMBitcode, OutputKind::Reflection}
+  job.target.arch = nvptx ? msl::compiler::Arch::NVPTX64 : msl::compiler::Arch::X86_64;
+  OutputKind code = nvptx ? OutputKind::PTX : OutputKind::LLVMBitcode;
+  job.outputs = full ? std::vector<OutputKind>{code, OutputKind::Reflection}
                      : std::vector<OutputKind>{OutputKind::Reflection};
   auto t0 = std::chrono::steady_clock::now();
   double c0 = cpuMs();
@@ -119,7 +122,8 @@ double median(std::vector<double> v) {
 
 int usage() {
   std::fprintf(stderr, "usage: msl-bench-templates [--counts 75,150,300,600] [--reps 3] "
-                       "[--outputs full|reflection] [--plain] [--plain-only N] [--dump N FILE]\n");
+                       "[--outputs full|reflection] [--target x86_64|nvptx64] [--plain] [--plain-only N] "
+                       "[--dump N FILE]\n");
   return 2;
 }
 
@@ -150,6 +154,11 @@ int main(int argc, char **argv) {
       if (!v)
         return usage();
       full = std::string(v) == "full";
+    } else if (a == "--target") {
+      const char *v = value();
+      if (!v || (std::string(v) != "x86_64" && std::string(v) != "nvptx64"))
+        return usage();
+      nvptx = std::string(v) == "nvptx64";
     } else if (a == "--plain") {
       plain = true;
     } else if (a == "--plain-only") { // (for profiling the plain kernels alone)
@@ -174,8 +183,9 @@ int main(int argc, char **argv) {
 
   compileMs(templateSource(2), full); // warm-up
   std::printf("one kernel template + N `template [[host_name]] kernel` instantiations, in-process "
-              "compile (x86_64, %s), median of %d\n\n",
-              full ? "LLVM bitcode + reflection" : "reflection only", reps);
+              "compile (%s, %s), median of %d\n\n",
+              nvptx ? "nvptx64" : "x86_64",
+              !full ? "reflection only" : nvptx ? "PTX + reflection" : "LLVM bitcode + reflection", reps);
   std::printf("| N | source KiB | compile ms (CPU) | ms per instance | ratio to N=%d | (linear: %s) | wall ms |",
               counts[0], "N/N0");
   if (plain)

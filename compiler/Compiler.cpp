@@ -31,6 +31,7 @@
 #include "clang/Serialization/ASTWriter.h"
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Demangle/Demangle.h"
@@ -245,6 +246,8 @@ public:
                  std::vector<std::string> &threadgroupVars)
       : ci_(ci), out_(out), threadgroupVars_(threadgroupVars), policy_(ci.getLangOpts()) {
     policy_.SuppressTagKeyword = true;
+    for (size_t i = 0; i < out_.size(); ++i)
+      entryNames_.try_emplace(entrySymbol(out_[i]), i);
   }
 
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
@@ -678,14 +681,15 @@ private:
                                        "' returns a struct without a [[position]] member");
       }
     }
-    // Entry points are found by name: two may not share one.
-    for (const ShaderFunction &other : out_)
-      if (entrySymbol(other) == entrySymbol(f)) {
-        error(fd->getLocation(), function + " would have the entry name '" + entrySymbol(f) +
-                                     "', which " + stageName(other.stage) + " function '" + other.name +
-                                     "' already has");
-        return;
-      }
+    // Entry points are found by name: two may not share one. (By a table of
+    // the names taken, not a scan of every function so far, which made a
+    // file of N kernels O(N^2).)
+    if (auto [it, inserted] = entryNames_.try_emplace(entrySymbol(f), out_.size()); !inserted) {
+      const ShaderFunction &other = out_[it->second];
+      error(fd->getLocation(), function + " would have the entry name '" + entrySymbol(f) + "', which " +
+                                   stageName(other.stage) + " function '" + other.name + "' already has");
+      return;
+    }
     out_.push_back(std::move(f));
   }
 
@@ -719,6 +723,7 @@ private:
   std::vector<ShaderFunction> &out_;
   std::vector<std::string> &threadgroupVars_; // symbols of threadgroup variables
   clang::PrintingPolicy policy_;
+  llvm::StringMap<size_t> entryNames_; // entrySymbol -> its function in out_
 };
 
 /// On NVPTX, Metal's `constant` memory (buffers bound to `constant T *`

@@ -1,5 +1,6 @@
 #include "EntryPoints.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -169,16 +170,21 @@ Value *shapeTo(IRBuilder<> &b, const Vec3 &v, Type *paramType, unsigned width, T
   return b.CreateLoad(paramType, scratch);
 }
 
-void removeNvvmAnnotations(Module &m, Function *f) {
+// Drops the nvvm.annotations of the functions in `fs` (Clang's "kernel"
+// marks), in one pass for all of them: one pass per function made a file
+// of N kernels O(N^2) on NVPTX.
+void removeNvvmAnnotations(Module &m, const SmallPtrSetImpl<const Function *> &fs) {
   NamedMDNode *md = m.getNamedMetadata("nvvm.annotations");
-  if (!md)
+  if (!md || fs.empty())
     return;
   std::vector<MDNode *> keep;
   for (MDNode *n : md->operands()) {
     auto *v = n->getNumOperands() ? dyn_cast_or_null<ValueAsMetadata>(n->getOperand(0)) : nullptr;
-    if (!v || v->getValue() != f)
+    if (!v || !fs.count(dyn_cast<Function>(v->getValue())))
       keep.push_back(n);
   }
+  if (keep.size() == md->getNumOperands())
+    return;
   md->clearOperands();
   for (MDNode *n : keep)
     md->addOperand(n);
@@ -280,6 +286,9 @@ Value *stageInAsParam(IRBuilder<> &b, const Geometry &g, Value *base, Function *
 
 std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &functions, Arch arch) {
   std::vector<const ShaderFunction *> kernels;
+  // Functions whose nvvm.annotations go (removed together, after the loop:
+  // the entries' own annotations, appended meanwhile, stay after the rest).
+  SmallPtrSet<const Function *, 16> unannotated;
   for (const auto &f : functions)
     if (f.stage == Stage::Kernel)
       kernels.push_back(&f);
@@ -288,7 +297,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       // Attributes.cpp) but get no entry yet: plain functions, like vertex
       // and fragment ones.
       fn->setCallingConv(CallingConv::C);
-      removeNvvmAnnotations(m, fn);
+      unannotated.insert(fn);
     }
   LLVMContext &ctx = m.getContext();
   const bool nvptx = arch == Arch::NVPTX64;
@@ -317,7 +326,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     body->removeFnAttr(Attribute::NoInline);
     body->removeFnAttr(Attribute::OptimizeNone);
     body->addFnAttr(Attribute::AlwaysInline);
-    removeNvvmAnnotations(m, body);
+    unannotated.insert(body);
 
     // Entry parameters: NVPTX gets buffers and threadgroup offsets; the CPU
     // entry gets (ptr args, ptr launch).
@@ -451,6 +460,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       }
     }
   }
+  removeNvvmAnnotations(m, unannotated);
   lowerBarrierHooks(m, arch);
   stripAnnotations(m);
   // On the GPU only the stage functions are the program's interface (PTX
