@@ -654,10 +654,11 @@ struct CpuDevice::Impl {
     return shared;
   }
 
-  ExecWorkerResponse execute(const ExecWorkerRequest &req);
+  ExecWorkerResponse execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch);
 };
 
-ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
+ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
+                                            const std::function<void()> &beforeFirstDispatch) {
   ExecWorkerResponse resp;
   auto fail = [&](const std::string &m) {
     resp.Clear();
@@ -821,6 +822,8 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req) {
   };
   std::snprintf(gKernelSymbol, sizeof gKernelSymbol, "%s", req.symbol().c_str());
   (void)takeTextureUsageError(); // none left from an earlier request
+  if (beforeFirstDispatch)
+    beforeFirstDispatch(); // the JIT is done: the kernel's own time starts
   for (unsigned r = 0; r < repeat; ++r) {
     next.store(0);
     gKernelRunning = 1;
@@ -853,7 +856,10 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) {
 
 CpuDevice::~CpuDevice() = default;
 
-ExecWorkerResponse CpuDevice::execute(const ExecWorkerRequest &request) { return impl_->execute(request); }
+ExecWorkerResponse CpuDevice::execute(const ExecWorkerRequest &request,
+                                      const std::function<void()> &beforeFirstDispatch) {
+  return impl_->execute(request, beforeFirstDispatch);
+}
 
 uint64_t CpuDevice::jitCompiles() const { return impl_->jitCompiles; }
 

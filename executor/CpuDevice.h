@@ -15,6 +15,7 @@
 #include "msl/internal/exec_worker.pb.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -51,7 +52,12 @@ public:
 
   /// Runs one request. Never throws for a bad request: `error` says why.
   /// (A kernel that faults ends the process; see installFaultHandlers.)
-  msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request);
+  /// `beforeFirstDispatch`, when given, is called once the kernel is
+  /// JIT-compiled and bound, right before its first dispatch (not at all
+  /// for a request that fails before one): msld-exec-worker's start note
+  /// (ExecWorkerResponse.dispatch_starts), which ends the JIT's deadline.
+  msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request,
+                                            const std::function<void()> &beforeFirstDispatch = {});
 
   /// How many kernels were JIT-compiled (cache misses) so far.
   uint64_t jitCompiles() const;

@@ -346,7 +346,7 @@ struct Events {
 
 } // namespace
 
-ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req) {
+ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch) {
   Impl &s = *impl_;
   const Driver &d = *s.d;
   ExecWorkerResponse resp;
@@ -482,6 +482,8 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req) {
       return fail("cannot create a CUDA event: " + d.describe(r));
     events.events.push_back(e);
   }
+  if (beforeFirstDispatch)
+    beforeFirstDispatch(); // the module is ready (the JIT done): the kernel's own time starts
   for (uint32_t i = 0; i < repeat; ++i) {
     if (CUresult r = d.cuEventRecord(events.events[2 * i], s.stream); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);

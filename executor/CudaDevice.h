@@ -57,7 +57,13 @@ public:
 
   /// Runs one request. A bad request or a failed allocation or link gets
   /// `error` (the device stays usable); a fault calls onFault.
-  msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request);
+  /// `beforeFirstDispatch`, when given, is called once the module is ready
+  /// (loaded already, loaded from the cubin, or linked from the PTX: the
+  /// JIT) and the arguments are bound, right before the first launch (not
+  /// at all for a request that fails before one): msld-cuda-worker's start
+  /// note (ExecWorkerResponse.dispatch_starts), which ends the JIT's deadline.
+  msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request,
+                                            const std::function<void()> &beforeFirstDispatch = {});
 
   /// What this device is, for the worker's hello: its GPU, SM and driver.
   const std::string &identity() const;

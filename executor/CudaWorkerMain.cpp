@@ -3,7 +3,9 @@
 // The execution worker of one GPU: started by msld as
 // `msld-cuda-worker --device N` with pipes on stdin/stdout, it opens GPU N's
 // context, says hello (its identity: GPU, SM, driver, binary), then answers
-// ExecWorkerRequests one at a time until stdin closes (CudaDevice.h). A bad
+// ExecWorkerRequests one at a time until stdin closes (CudaDevice.h), each
+// with a start note before its first launch (once the module is linked or
+// loaded: msld's JIT deadline ends there, the kernel's starts). A bad
 // request gets an error and the worker lives on; a kernel that faults ends
 // it with kWorkerKernelFaultExitCode after one line on stderr saying how,
 // and msld starts a new one (a faulted context is never reused).
@@ -94,7 +96,10 @@ int serve(const std::string &ordinalText) {
   bool split = false;
   while (msl::service::readAnyMessage(0, request, msl::service::execRequestPayloads, split)) {
     auto executeStart = Clock::now();
-    ExecWorkerResponse response = device->execute(request);
+    // The start note once the module is ready (WorkerProtocol.h): msld's
+    // JIT deadline ends and the kernel's time limit starts.
+    ExecWorkerResponse response =
+        device->execute(request, [] { (void)msl::service::writeDispatchStartNote(1); });
     auto executeEnd = Clock::now();
     request.Clear();
     if (response.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {

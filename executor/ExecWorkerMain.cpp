@@ -5,7 +5,9 @@
 // stdin closes, running each kernel on the CPU device (CpuDevice.h). msld
 // sends requests as split frames (service/WorkerProtocol.h: the buffers raw
 // after the rest) and gets split frames back; a plain request gets a plain
-// answer. A bad request gets an error and the worker lives on; a kernel
+// answer. Before a kernel's first dispatch (after its JIT) the worker sends
+// a start note (ExecWorkerResponse.dispatch_starts), which ends msld's JIT
+// deadline and starts the kernel's time limit. A bad request gets an error and the worker lives on; a kernel
 // that faults ends the worker with kWorkerKernelFaultExitCode after one line
 // on stderr saying how, and msld replaces it.
 //
@@ -110,7 +112,9 @@ int main(int argc, char **argv) {
   // response.
   bool split = false;
   while (msl::service::readAnyMessage(0, req, msl::service::execRequestPayloads, split)) {
-    ExecWorkerResponse resp = device.execute(req);
+    // The start note once the kernel is JIT-compiled (WorkerProtocol.h):
+    // msld's JIT deadline ends and the kernel's time limit starts.
+    ExecWorkerResponse resp = device.execute(req, [] { (void)msl::service::writeDispatchStartNote(1); });
     req.Clear();
     if (resp.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
       size_t bytes = resp.ByteSizeLong();

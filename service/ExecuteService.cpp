@@ -204,7 +204,9 @@ Status textureFits(const json &arg, const TextureBinding &t, const std::string &
 // MSLD_EXEC_TIMING=FILE: one line per execution (bench/RESULTS.md): from the
 // request to its job queued (compile lookup, checks, binding), waiting for a
 // worker, the worker's round trip, building the response, and answering
-// (serializing it for gRPC).
+// (serializing it for gRPC); then the first dispatch's kernel time, and the
+// worker's round trip up to its start note (the request's transfer, buffer
+// setup and the JIT; all of it when no note came).
 FILE *execTimingFile() {
   static FILE *file = [] {
     const char *path = std::getenv("MSLD_EXEC_TIMING");
@@ -934,8 +936,12 @@ void ExecuteService::dispatch(Target &target) {
     // Split frames: the buffers go to the worker and come back raw, with no
     // serializing, parsing or copying on either side but the pipe's.
     static const WorkerPool::SplitFraming kFraming{execRequestPayloads, execResponsePayloads};
+    // Two deadlines: the JIT's (with the request's transfer) until the
+    // worker's start note, then the kernel's own from its first dispatch.
+    const WorkerPool::StartNote startNote{std::chrono::milliseconds(options_.jitTimeoutMs), isDispatchStartNote};
     const auto runStart = std::chrono::steady_clock::now();
-    WorkerPool::Outcome outcome = target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout);
+    WorkerPool::Outcome outcome =
+        target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout, &startNote);
     const auto runEnd = std::chrono::steady_clock::now();
     const std::string what = "kernel '" + call.kernel + "' on " + target.device.name();
     if (outcome.kind == WorkerPool::Outcome::Kind::Ok && target.cuda) {
@@ -957,7 +963,19 @@ void ExecuteService::dispatch(Target &target) {
       break;
     case WorkerPool::Outcome::Kind::TimedOut:
       metrics_.execWorkerTimeouts.Increment();
-      status = Status(StatusCode::DEADLINE_EXCEEDED, what + ": " + outcome.detail);
+      if (!outcome.started)
+        status = Status(StatusCode::DEADLINE_EXCEEDED,
+                        "the JIT of " + what + " (" +
+                            (target.cuda ? "linking its PTX and loading the module"
+                                         : "compiling its module for the CPU") +
+                            ", before its first dispatch) ran past msld's " + std::to_string(options_.jitTimeoutMs) +
+                            " ms limit (--exec-jit-timeout-ms) and its worker was replaced; the kernel did not run "
+                            "(its timeout_ms counts from its first dispatch)");
+      else
+        status = Status(StatusCode::DEADLINE_EXCEEDED,
+                        what + ": it ran past its " + std::to_string(job->timeout.count()) +
+                            " ms time limit (timeout_ms, from its first dispatch) and was stopped; its worker was "
+                            "replaced");
       break;
     case WorkerPool::Outcome::Kind::OutOfMemory:
       status = Status(StatusCode::RESOURCE_EXHAUSTED, what + ": " + outcome.detail + " (msld --exec-memory-mb)");
@@ -1028,10 +1046,11 @@ void ExecuteService::dispatch(Target &target) {
       const auto answered = std::chrono::steady_clock::now();
       std::fprintf(timing,
                    "exec_timing prepare_us %.1f queue_us %.1f worker_us %.1f response_us %.1f answer_us %.1f "
-                   "kernel_us %.1f\n",
+                   "kernel_us %.1f jit_us %.1f\n",
                    us(call.queued - call.received), us(runStart - call.queued), us(runEnd - runStart),
                    us(built - runEnd), us(answered - built),
-                   result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0);
+                   result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0,
+                   outcome.started ? us(outcome.untilStart) : us(runEnd - runStart));
       std::fflush(timing);
     }
   }

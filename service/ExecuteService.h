@@ -48,10 +48,18 @@ struct ExecuteServiceOptions {
   /// The CPU device's limits (Metal's: 1024 threads, 32 KiB).
   uint32_t maxThreadsPerThreadgroup = 1024;
   uint64_t maxThreadgroupMemoryBytes = 32 << 10;
-  /// Time limit of one Execute when the request gives none, and the most it
-  /// may ask for. 10 s, 300 s.
+  /// Time limit of one Execute's kernel when the request gives none, and
+  /// the most it may ask for. 10 s, 300 s. It counts from the kernel's first
+  /// dispatch (the worker's start note, WorkerProtocol.h) to the answer.
   uint32_t defaultTimeoutMs = 10000;
   uint32_t maxTimeoutMs = 300000;
+  /// Time limit of what comes before the first dispatch: the request's
+  /// transfer to the worker, its buffers' setup and the kernel's JIT (the
+  /// cpu's LLVM ORC JIT; a GPU's PTX link and module load). Past it the
+  /// worker is killed: DEADLINE_EXCEEDED naming the JIT. 120 s; msld's
+  /// --exec-jit-timeout-ms takes 1 ms to kMaxJitTimeoutMs.
+  uint32_t jitTimeoutMs = 120000;
+  static constexpr uint32_t kMaxJitTimeoutMs = 600000;
   /// Buffers and textures up to this size come back inline (larger ones
   /// through the store). 1 MiB each, 8 MiB in all.
   size_t inlineBufferBytes = 1 << 20;

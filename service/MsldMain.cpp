@@ -81,8 +81,12 @@ int main(int argc, char **argv) {
       ->capture_default_str()->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--cuda-worker-path", options.cuda.workerPath, "msld-cuda-worker binary (default: beside msld)");
   app.add_option("--exec-timeout-ms", options.execute.defaultTimeoutMs,
-                 "time limit of an Execute that gives none")
+                 "time limit of an Execute's kernel (from its first dispatch) when the request gives none")
       ->capture_default_str()->check(CLI::Range(1u, 300000u));
+  app.add_option("--exec-jit-timeout-ms", options.execute.jitTimeoutMs,
+                 "time limit of an Execute's JIT (the request's transfer and compiling the kernel for the "
+                 "device), before the kernel's own from its first dispatch")
+      ->capture_default_str()->check(CLI::Range(1u, msl::service::ExecuteServiceOptions::kMaxJitTimeoutMs));
   uint64_t execBytesMb = options.execute.maxBytesInFlight >> 20;
   app.add_option("--exec-bytes-in-flight-mb", execBytesMb,
                  "buffer memory msld holds for queued and running executions")

@@ -24,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Io { Done, Eof, TimedOut, Cancelled, TooLarge, Failed };
+enum class Io { Done, Eof, TimedOut, Cancelled, TooLarge, Failed, Protocol };
 
 // How often a wait looks at its cancel flag.
 constexpr std::chrono::milliseconds kCancelPoll{20};
@@ -414,19 +414,19 @@ std::string WorkerPool::reap(Worker &w, int *exitStatus) {
 WorkerPool::Outcome WorkerPool::run(const google::protobuf::MessageLite &request,
                                     google::protobuf::MessageLite &response, const CancelFlag *cancel,
                                     std::chrono::milliseconds timeout) {
-  return runFramed(&request, nullptr, nullptr, response, cancel, timeout);
+  return runFramed(&request, nullptr, nullptr, response, cancel, timeout, nullptr);
 }
 
 WorkerPool::Outcome WorkerPool::run(google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
                                     const SplitFraming &framing, const CancelFlag *cancel,
-                                    std::chrono::milliseconds timeout) {
-  return runFramed(nullptr, &request, &framing, response, cancel, timeout);
+                                    std::chrono::milliseconds timeout, const StartNote *startNote) {
+  return runFramed(nullptr, &request, &framing, response, cancel, timeout, startNote);
 }
 
 WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *plain,
                                           google::protobuf::MessageLite *split, const SplitFraming *framing,
                                           google::protobuf::MessageLite &response, const CancelFlag *cancel,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout, const StartNote *startNote) {
   Worker w;
   {
     std::unique_lock lock(mu_);
@@ -444,7 +444,12 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
   size_t dropped = 0;
   if (timeout.count() <= 0)
     timeout = options_.timeout;
-  const auto deadline = Clock::now() + timeout;
+  if (startNote && (!startNote->isStartNote || startNote->beforeStart.count() <= 0))
+    startNote = nullptr;
+  // With a StartNote, the time before the note first; the run's timeout
+  // from the note on.
+  const auto runStart = Clock::now();
+  auto deadline = runStart + (startNote ? startNote->beforeStart : timeout);
   auto wait = [&](int fd, short events) {
     return waitFor(fd, events, w.errWorker, deadline, cancel, [&] { drainStderr(w, kept, dropped); });
   };
@@ -470,10 +475,10 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
         io = writeAll(w.toWorker, payloads[i]->data(), payloads[i]->size(), wait);
     }
   }
-  if (io == Io::Done) {
+  uint64_t size = 0;
+  while (io == Io::Done) {
     char header[4];
     io = readAll(w.fromWorker, header, 4, wait);
-    uint64_t size = 0;
     if (io == Io::Done) {
       // A plain or a split frame, read straight into `response`.
       Io last = Io::Done;
@@ -487,11 +492,23 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
            : read == FrameRead::Malformed ? Io::Failed
                                           : last;
     }
-    if (io == Io::TooLarge)
-      outcome.detail = "the " + std::string(options_.role == "compile" ? "compiler" : options_.role + " worker") +
-                       "'s output (at least " + std::to_string(size) + " bytes) is larger than the " +
-                       std::to_string(options_.maxResponseBytes) + "-byte limit";
+    if (io != Io::Done || !startNote || !startNote->isStartNote(response))
+      break; // the answer, or a failure
+    if (outcome.started) {
+      io = Io::Protocol; // a second note
+      break;
+    }
+    // The note: the work starts now, under the run's own timeout.
+    const auto now = Clock::now();
+    outcome.started = true;
+    outcome.untilStart = now - runStart;
+    deadline = now + timeout;
+    response.Clear();
   }
+  if (io == Io::TooLarge)
+    outcome.detail = "the " + std::string(options_.role == "compile" ? "compiler" : options_.role + " worker") +
+                     "'s output (at least " + std::to_string(size) + " bytes) is larger than the " +
+                     std::to_string(options_.maxResponseBytes) + "-byte limit";
   drainStderr(w, kept, dropped);
   logStderr(w, kept, dropped);
 
@@ -502,7 +519,14 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
   case Io::TimedOut:
     killAndReap(w);
     outcome.kind = Outcome::Kind::TimedOut;
-    outcome.detail = "it ran past its " + std::to_string(timeout.count()) + " ms limit and was stopped";
+    outcome.detail = startNote && !outcome.started
+                         ? "it did not start within its " + std::to_string(startNote->beforeStart.count()) +
+                               " ms limit and was stopped"
+                         : "it ran past its " + std::to_string(timeout.count()) + " ms limit and was stopped";
+    break;
+  case Io::Protocol:
+    outcome.detail = "the " + options_.role + " worker sent a second start note and " + killAndReap(w);
+    outcome.kind = Outcome::Kind::Crashed;
     break;
   case Io::Cancelled:
     killAndReap(w);

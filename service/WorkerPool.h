@@ -5,10 +5,11 @@
 // error, the worker is replaced, and the daemon keeps serving.
 //
 // Every wait on a worker has a deadline and ends in a kill: the hello at
-// start, each compile (its time limit, or its caller's cancellation), and the
-// exit at shutdown. Workers are forked by one long-lived spawner thread, so
-// PR_SET_PDEATHSIG (which fires when the forking *thread* exits) kills a
-// worker only when msld itself ends. With options.sandbox, each worker is
+// start, each compile (its time limit, or its caller's cancellation; an
+// execution has two in a row, its JIT's and then its kernel's, StartNote),
+// and the exit at shutdown. Workers are forked by one long-lived spawner
+// thread, so PR_SET_PDEATHSIG (which fires when the forking *thread* exits)
+// kills a worker only when msld itself ends. With options.sandbox, each worker is
 // cloned into namespaces of its own (Sandbox.h) instead of forked.
 //
 //===----------------------------------------------------------------------===//
@@ -78,6 +79,10 @@ public:
     enum class Kind { Ok, Crashed, OutOfMemory, Faulted, TimedOut, Cancelled, TooLarge, Unavailable };
     Kind kind = Kind::Unavailable;
     std::string detail; // unless Ok: what happened
+    /// With a StartNote: whether the note came (TimedOut without it: the
+    /// time before the note ran out), and how long after the run's start.
+    bool started = false;
+    std::chrono::nanoseconds untilStart{0};
   };
 
   /// Starts the workers and reads each one's hello. Returns null and sets
@@ -100,9 +105,20 @@ public:
     PayloadFields request = nullptr;
     PayloadFields response = nullptr;
   };
+  /// Two deadlines for one run instead of one: the worker may send, once,
+  /// a note before its answer (a message of the response's type that
+  /// `isStartNote` tells from the answer: an execution worker's "the first
+  /// dispatch starts now", after its JIT). Until the note, the run has
+  /// `beforeStart` from its start (the request's transfer included); from
+  /// the note, `timeout` (run's) to the answer. Without a note the answer
+  /// must come within `beforeStart`. A second note breaks the protocol.
+  struct StartNote {
+    std::chrono::milliseconds beforeStart{0};
+    bool (*isStartNote)(const google::protobuf::MessageLite &response) = nullptr;
+  };
   Outcome run(google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
               const SplitFraming &framing, const CancelFlag *cancel = nullptr,
-              std::chrono::milliseconds timeout = {});
+              std::chrono::milliseconds timeout = {}, const StartNote *startNote = nullptr);
   const WorkerPoolOptions &options() const { return options_; }
   /// Whether the workers run in the sandbox (options().sandbox.enabled and
   /// the worker could be sandboxed).
@@ -131,7 +147,7 @@ private:
   std::string killAndReap(Worker &w);
   Outcome runFramed(const google::protobuf::MessageLite *plain, google::protobuf::MessageLite *split,
                     const SplitFraming *framing, google::protobuf::MessageLite &response,
-                    const CancelFlag *cancel, std::chrono::milliseconds timeout);
+                    const CancelFlag *cancel, std::chrono::milliseconds timeout, const StartNote *startNote);
   /// Reaps a worker that closed its pipe (it is dead or dying), killing it
   /// if it has not exited at once; says how it ended.
   std::string reap(Worker &w, int *exitStatus = nullptr);

@@ -37,6 +37,16 @@ bool readAll(int fd, char *data, size_t size) {
 
 } // namespace
 
+bool writeDispatchStartNote(int fd) {
+  msl::internal::ExecWorkerResponse note;
+  note.set_dispatch_starts(true);
+  return writeMessage(fd, note);
+}
+
+bool isDispatchStartNote(const google::protobuf::MessageLite &response) {
+  return static_cast<const msl::internal::ExecWorkerResponse &>(response).dispatch_starts();
+}
+
 std::string encodeLength(uint32_t n) {
   return {char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char(n >> 24)};
 }

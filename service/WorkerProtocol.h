@@ -117,6 +117,14 @@ FrameRead readFrameRest(uint32_t prefix, google::protobuf::MessageLite &message,
   return FrameRead::Ok;
 }
 
+/// An execution worker's start note (ExecWorkerResponse.dispatch_starts):
+/// a plain frame sent once per request, right before the kernel's first
+/// dispatch, ahead of the answer. msld's deadline for the request's
+/// transfer and the JIT ends at it, and the kernel's time limit starts.
+bool writeDispatchStartNote(int fd);
+/// Whether `response`, an ExecWorkerResponse, is the start note.
+bool isDispatchStartNote(const google::protobuf::MessageLite &response);
+
 /// Writes `message` as a split frame.
 bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields);
 /// Reads a plain or a split frame (`fields` lists the payloads of a split

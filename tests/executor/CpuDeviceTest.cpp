@@ -188,6 +188,39 @@ TEST(CpuDevice, Saxpy) { runSaxpy(1u << 20, 1, false); }
 
 TEST(CpuDevice, Saxpy2p24Timing) { runSaxpy(1u << 24, 5, true); }
 
+// beforeFirstDispatch (the worker's start note) is called once, after the
+// JIT and before the dispatches, however many repeats; never for a request
+// that fails before its first dispatch.
+TEST(CpuDevice, BeforeFirstDispatchComesOnceAfterTheJit) {
+  std::string bc = bitcodeOf(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void count(device atomic_uint* n [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+  atomic_fetch_add_explicit(n, 1u, memory_order_relaxed);
+}
+)");
+  Request req(bc, "count");
+  req.buffer(std::string(4, '\0'), true).groups(2).threads(32);
+  req.r.set_repeat(3);
+  int calls = 0;
+  uint64_t jitsBefore = device().jitCompiles();
+  ExecWorkerResponse resp = device().execute(req.r, [&] {
+    ++calls;
+    EXPECT_EQ(device().jitCompiles(), jitsBefore + 1); // compiled by now
+  });
+  EXPECT_EQ(resp.error(), "");
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(resp.buffers_size(), 1);
+  EXPECT_EQ(valuesOf<uint32_t>(resp.buffers(0)), std::vector<uint32_t>{3 * 64});
+
+  Request bad(bc, "no_such_kernel");
+  bad.buffer(std::string(4, '\0')).groups(1).threads(1);
+  calls = 0;
+  resp = device().execute(bad.r, [&] { ++calls; });
+  EXPECT_NE(resp.error(), "");
+  EXPECT_EQ(calls, 0);
+}
+
 // Buffers are reused across requests (kept mapped, cleared): a request never
 // sees what an earlier one left, even in the bytes around its own (a
 // negative index or the rest of the page before the buffer).
@@ -483,7 +516,8 @@ kernel void f(device int *o [[buffer(0)]]) {
 }
 
 // The real binary: a request that fails is answered, a kernel that faults
-// ends the worker with kWorkerKernelFaultExitCode, saying how on stderr.
+// (after the worker's start note) ends the worker with
+// kWorkerKernelFaultExitCode, saying how on stderr.
 void expectWorkerFault(const std::string &bc, const std::string &symbol, const std::string &message) {
   int toChild[2], fromChild[2], errChild[2];
   ASSERT_EQ(pipe(toChild), 0);
@@ -514,10 +548,14 @@ void expectWorkerFault(const std::string &bc, const std::string &symbol, const s
   ExecWorkerResponse resp;
   ASSERT_TRUE(msl::service::readMessage(fromChild[0], resp));
   EXPECT_NE(resp.error(), "");
+  EXPECT_FALSE(resp.dispatch_starts()); // failed before a dispatch: the answer alone
 
   Request req(bc, symbol);
   req.buffer(std::string(), true, 1024).groups(4).threads(64);
   ASSERT_TRUE(msl::service::writeMessage(toChild[1], req.r));
+  // The start note once it is JIT-compiled, then no answer: the fault.
+  ASSERT_TRUE(msl::service::readMessage(fromChild[0], resp));
+  EXPECT_TRUE(resp.dispatch_starts()) << resp.error();
   EXPECT_FALSE(msl::service::readMessage(fromChild[0], resp)) << resp.error();
   close(toChild[1]);
   std::string err;

@@ -1,8 +1,9 @@
 // The Executor service through the real msld: `mslc run` on the examples
 // with answers computed here, ListDevices, the request errors, and the
 // faults (an endless kernel, an out-of-bounds write) after which the daemon
-// serves on. Tests that run kernels need build/bin/msld-exec-worker and are
-// skipped without it.
+// serves on, and the two time limits of a run (the JIT's, then the kernel's
+// from its first dispatch). Tests that run kernels need
+// build/bin/msld-exec-worker and are skipped without it.
 #include "DaemonFixture.h"
 #include "msl/client/Client.h"
 
@@ -10,6 +11,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -83,6 +87,64 @@ kernel void write_far(device float* out [[buffer(0)]], uint gid [[thread_positio
   out[gid + 100000000u] = 1.0f;   // 400 MB past a 16-byte buffer
 }
 )";
+
+// A kernel quick to compile but slow to JIT on the cpu device: `steps`
+// dependent fma/sin steps with a few barriers between them. msld's compile
+// (Clang, O2 to bitcode) takes ~0.2 s for 700 steps; the execution worker's
+// JIT of its work-group function (O3, vectorized across the threadgroup, and
+// x86 code generation) ~3 s on the 2-core test machine (MSLD_EXEC_TIMING's
+// jit_us), while the kernel itself runs in ~1 ms. It writes gid * 3 + 1 to
+// ids[gid] (to check) and the arithmetic's result to junk[gid] (so that it
+// is not dead code).
+std::string slowJitKernel(int steps) {
+  std::string s = "#include <metal_stdlib>\nusing namespace metal;\n"
+                  "kernel void slow_jit(device uint* ids [[buffer(0)]], device float* junk [[buffer(1)]],\n"
+                  "                     threadgroup float* tg [[threadgroup(0)]],\n"
+                  "                     uint tid [[thread_position_in_threadgroup]],\n"
+                  "                     uint gid [[thread_position_in_grid]]) {\n"
+                  "  float a = float(gid) * 0.5f + 1.0f, b = a * 0.25f + 2.0f;\n";
+  char line[256];
+  for (int i = 0; i < steps; ++i) {
+    std::snprintf(line, sizeof line, "  a = fma(a, %.6ff, b); b = b * %.7ff + sin(a * %.6ff);\n", 1.0 + i * 1e-4,
+                  0.999 - i * 1e-6, 0.01 + i * 1e-5);
+    s += line;
+    if (i % (steps / 4) == 0) {
+      std::snprintf(line, sizeof line,
+                    "  tg[tid] = a; threadgroup_barrier(mem_flags::mem_threadgroup); b += tg[(tid + %du) & 63u];\n"
+                    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n",
+                    i);
+      s += line;
+    }
+  }
+  return s + "  ids[gid] = gid * 3u + 1u;\n  junk[gid] = a + b;\n}\n";
+}
+
+// slow_jit over one threadgroup of 64 threads.
+msl::v1::ExecuteRequest slowJitRequest(int steps) {
+  msl::v1::ExecuteRequest req;
+  *req.mutable_compile() = compileRequest(slowJitKernel(steps));
+  req.set_kernel("slow_jit");
+  for (uint32_t i = 0; i < 2; ++i) {
+    req.add_buffers()->set_zeros(64 * 4);
+    auto *b = req.add_buffer_bindings();
+    b->set_index(i);
+    b->set_buffer(i);
+  }
+  auto *t = req.add_threadgroup_memory();
+  t->set_index(0);
+  t->set_length(64 * 4);
+  req.mutable_dispatch()->mutable_threads()->set_x(64);
+  req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(64);
+  return req;
+}
+
+// The value of `key` (e.g. "jit_us") on the last exec_timing line of `text`
+// (MSLD_EXEC_TIMING's file); -1 if absent.
+double lastTiming(const std::string &text, const std::string &key) {
+  size_t line = text.rfind("exec_timing ");
+  size_t at = line == std::string::npos ? line : text.find(" " + key + " ", line);
+  return at == std::string::npos ? -1 : std::strtod(text.c_str() + at + key.size() + 2, nullptr);
+}
 
 class ExecuteTest : public DaemonTest {
 protected:
@@ -391,8 +453,73 @@ TEST_F(ExecuteTest, EndlessKernelIsDeadlineExceededAndTheDaemonServesOn) {
   auto took = std::chrono::steady_clock::now() - begin;
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("DEADLINE_EXCEEDED"), std::string::npos) << r.err;
-  EXPECT_LT(took, std::chrono::seconds(30)); // the compile, then 0.5 s of kernel
-  expectServesOn();
+  // The kernel's own limit (from its first dispatch), not the JIT's.
+  EXPECT_NE(r.err.find("kernel 'spin' on cpu: it ran past its 500 ms time limit"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("JIT"), std::string::npos) << r.err;
+  // The compile, then 0.5 s of kernel: not the JIT's 120 s on top.
+  EXPECT_LT(took, std::chrono::seconds(30));
+  EXPECT_EQ(daemon_->metric("msld_exec_worker_timeouts_total"), 1);
+  expectServesOn(); // on the worker that replaced the killed one
+}
+
+// Execute's timeout_ms is the kernel's: it counts from the first dispatch,
+// not from the request's arrival at the worker, so a kernel whose JIT takes
+// many times its limit runs (its JIT has msld's --exec-jit-timeout-ms, 120 s).
+TEST_F(ExecuteTest, AKernelWhoseJitOutlastsItsTimeLimitRuns) {
+  REQUIRE_EXEC_WORKER();
+  const fs::path timing = dir_ / "exec-timing.txt";
+  ::setenv("MSLD_EXEC_TIMING", timing.c_str(), 1); // msld inherits it
+  start();
+  ::unsetenv("MSLD_EXEC_TIMING");
+  msl::client::Client client(daemon_->address());
+  msl::v1::ExecuteRequest req = slowJitRequest(700);
+  req.set_timeout_ms(200); // the JIT takes ~3 s here: a wide margin on faster machines
+  auto r = client.execute(req);
+  ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+  ASSERT_EQ(r->buffers_size(), 2);
+  auto ids = valuesOf<uint32_t>(r->buffers(0).inline_data());
+  ASSERT_EQ(ids.size(), 64u);
+  for (uint32_t i = 0; i < 64; ++i)
+    ASSERT_EQ(ids[i], i * 3 + 1) << i;
+  // What the test stands on: the JIT took longer than timeout_ms (so the
+  // old rule, one limit for the JIT and the kernel, failed this request),
+  // the kernel far less.
+  // msld writes its timing line just after answering: wait for it (5 s at most).
+  std::string text = slurp(timing);
+  for (int i = 0; i < 100 && text.find("exec_timing ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    text = slurp(timing);
+  }
+  const double jitUs = lastTiming(text, "jit_us"), kernelUs = lastTiming(text, "kernel_us");
+  EXPECT_GT(jitUs, 200e3) << "the JIT was too quick to show anything: " << text;
+  EXPECT_GT(kernelUs, 0) << text;
+  EXPECT_LT(kernelUs, 100e3) << text;
+  EXPECT_EQ(daemon_->metric("msld_exec_worker_timeouts_total"), 0);
+}
+
+// The JIT's own limit: past --exec-jit-timeout-ms the worker is killed and
+// the answer (DEADLINE_EXCEEDED) names the JIT and the kernel, not the
+// kernel's time limit; the replaced worker takes the next request.
+TEST_F(ExecuteTest, AJitPastTheJitTimeLimitIsDeadlineExceededNamingTheJit) {
+  REQUIRE_EXEC_WORKER();
+  startDaemon({"--exec-jit-timeout-ms", "100"});
+  msl::client::Client client(daemon_->address());
+  msl::v1::ExecuteRequest req = slowJitRequest(700);
+  req.set_timeout_ms(60000); // the kernel's limit, never reached
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    auto begin = std::chrono::steady_clock::now();
+    auto r = client.execute(req);
+    auto took = std::chrono::steady_clock::now() - begin;
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().error_code(), StatusCode::DEADLINE_EXCEEDED) << r.status().error_message();
+    const std::string &m = r.status().error_message();
+    EXPECT_NE(m.find("the JIT of kernel 'slow_jit' on cpu"), std::string::npos) << m;
+    EXPECT_NE(m.find("100 ms limit (--exec-jit-timeout-ms)"), std::string::npos) << m;
+    EXPECT_NE(m.find("the kernel did not run"), std::string::npos) << m;
+    EXPECT_LT(took, std::chrono::seconds(20)); // the compile (the first time), then 0.1 s
+    EXPECT_EQ(daemon_->metric("msld_exec_worker_timeouts_total"), attempt);
+  }
 }
 
 TEST_F(ExecuteTest, OutOfBoundsWriteIsAbortedAndTheDaemonServesOn) {

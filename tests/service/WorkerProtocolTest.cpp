@@ -80,6 +80,40 @@ TEST(WorkerProtocolTest, SplitResponseRoundTrips) {
   EXPECT_EQ(got.SerializeAsString(), r.SerializeAsString());
 }
 
+// The start note (the kernel's first dispatch starts) comes as a plain frame
+// ahead of the answer, on a pipe that otherwise carries split frames; the
+// reader tells it from the answer, which no error or result makes a note.
+TEST(WorkerProtocolTest, TheStartNoteComesAheadOfTheAnswerAndIsToldFromIt) {
+  ExecWorkerResponse answer;
+  answer.add_buffers("abc");
+  answer.add_dispatch_time_ns(5);
+  ExecWorkerResponse failed;
+  failed.set_error("kernel k reads 3 argument slots");
+  Pipe p;
+  std::thread writer([&] {
+    EXPECT_TRUE(writeDispatchStartNote(p.fds[1]));
+    EXPECT_TRUE(writeSplitMessage(p.fds[1], answer, execResponsePayloads));
+    EXPECT_TRUE(writeSplitMessage(p.fds[1], failed, execResponsePayloads));
+    p.closeWriter();
+  });
+  ExecWorkerResponse got;
+  bool split = true;
+  ASSERT_TRUE(readAnyMessage(p.fds[0], got, execResponsePayloads, split));
+  EXPECT_FALSE(split);
+  EXPECT_TRUE(isDispatchStartNote(got));
+  EXPECT_EQ(got.buffers_size(), 0);
+  EXPECT_TRUE(got.error().empty());
+  ASSERT_TRUE(readAnyMessage(p.fds[0], got, execResponsePayloads, split));
+  EXPECT_TRUE(split);
+  EXPECT_FALSE(isDispatchStartNote(got));
+  ASSERT_EQ(got.buffers_size(), 1);
+  EXPECT_EQ(got.buffers(0), "abc");
+  ASSERT_TRUE(readAnyMessage(p.fds[0], got, execResponsePayloads, split));
+  EXPECT_FALSE(isDispatchStartNote(got));
+  EXPECT_EQ(got.error(), failed.error());
+  writer.join();
+}
+
 TEST(WorkerProtocolTest, PlainFramesStillReadAndSplitOnesAreRefusedByPlainReaders) {
   ExecWorkerRequest r = sampleRequest();
   r.mutable_buffers(0)->set_data("small");
