@@ -1398,8 +1398,12 @@ CompileResult compile(const CompileJob &job) {
       for (const auto &d : last->diagnostics)
         llvm::errs() << d.file << ":" << d.line << ":" << d.column << ": " << d.message << "\n";
     }
-    if (!last->success && !repairs.empty())
-      continue; // more to repair
+    // More to repair: from errors, or from the AST of a round that compiled
+    // (`int4(isnan(x) || __msl_b(x > y))` once the `||` is valid), whose
+    // result is incomplete (a compile that found repairs stops after the
+    // frontend).
+    if (!repairs.empty())
+      continue;
     break;
   }
   // The repaired sources' result stands when it compiled, or when it failed

@@ -636,25 +636,61 @@ public:
   bool shouldVisitTemplateInstantiations() const { return true; }
 
   // A vector comparison converted to a number vector (`float4(a < b)`,
-  // `(int4)(a < b)`) counts its lanes as Metal's true = 1, not OpenCL's
-  // mask -1: the comparison is wrapped in __msl_b. (Comparisons used as
+  // `(int4)(a < b)`, `static_cast<V>(x > y)`, `V(x > y)` in a template)
+  // counts its lanes as Metal's true = 1, not OpenCL's mask -1: the
+  // comparison is wrapped in __msl_b. So are the other expressions whose
+  // value is a boolN in Metal but a -1/0 mask in OpenCL: `!`, `&&` and `||`
+  // on vectors (`int4(!(a < b))`, `float4(isnan(x) || x > y)`). Template
+  // instantiations are visited, so a dependent operand is judged by the
+  // types it has in each instantiation (the edit goes to the template's
+  // text, once; __msl_b leaves a scalar as it is). (Masks used as
   // conditions keep the mask, which select and ?: expect.)
   bool VisitCallExpr(CallExpr *call) {
     const FunctionDecl *callee = call->getDirectCallee();
     if (!callee || !callee->getIdentifier())
       return true;
     llvm::StringRef name = callee->getName();
-    if (!name.starts_with("__msl_make_") && name != "make")
+    // The constructors (the prelude's macros and make), and the casts that
+    // source repair writes for vectors (__msl_scast, and __msl_lanewise,
+    // the operand of a C-style or functional cast).
+    if (!name.starts_with("__msl_make_") && name != "make" && name != "__msl_scast" &&
+        name != "__msl_lanewise")
       return true;
     for (Expr *arg : call->arguments())
       wrapComparison(arg);
     return true;
   }
 
+  // `auto m = a < b;` declares a boolN in Metal, a -1/0 integer vector in
+  // OpenCL (so `int4(m)` or `m.x` would give -1): the initializer becomes
+  // __msl_b(a < b), a boolN. Likewise a boolN variable initialized from a
+  // vector `!`, `&&` or `||` (whose OpenCL value is a -1/0 char mask).
+  bool VisitVarDecl(VarDecl *var) {
+    if (isa<ParmVarDecl>(var) || isa<DecompositionDecl>(var) || var->isInvalidDecl() || !var->hasInit() ||
+        !var->getType()->getAs<ExtVectorType>())
+      return true;
+    if (var->getType()->getContainedAutoType() || isBoolVector(var->getType()))
+      wrapComparison(var->getInit());
+    return true;
+  }
+
+  // Whether `e`'s value is a vector mask (-1/0 lanes) that Metal has as a
+  // boolN: a comparison, `!`, `&&` or `||` of vectors.
+  static bool isVectorMask(const Expr *e) {
+    e = e->IgnoreParenImpCasts();
+    if (!e->getType()->getAs<ExtVectorType>())
+      return false;
+    if (const auto *op = dyn_cast<BinaryOperator>(e))
+      return op->isComparisonOp() || op->isLogicalOp();
+    if (const auto *op = dyn_cast<UnaryOperator>(e))
+      return op->getOpcode() == UO_LNot;
+    return false;
+  }
+
   void wrapComparison(Expr *e) {
-    const auto *op = dyn_cast<BinaryOperator>(e->IgnoreParenImpCasts());
-    if (!op || !op->isComparisonOp() || !op->getType()->getAs<ExtVectorType>())
+    if (!e || !isVectorMask(e))
       return;
+    const Expr *op = e->IgnoreParenImpCasts();
     unsigned begin, end;
     FileID fid;
     if (requestFileRange(*sm_, CharSourceRange::getTokenRange(op->getSourceRange()), root_, fid, begin, end) &&
@@ -664,6 +700,15 @@ public:
       edits_.push_back({end, 0, ")"});
       stampFile(edits_, before, *sm_, fid, root_);
     }
+  }
+
+  // static_cast<int4>(a < b): the same as int4(a < b). (Between vectors of
+  // different element types, source repair makes it __msl_scast, whose
+  // argument VisitCallExpr sees.)
+  bool VisitCXXStaticCastExpr(CXXStaticCastExpr *cast) {
+    if (cast->getType()->getAs<ExtVectorType>())
+      wrapComparison(cast->getSubExprAsWritten());
+    return true;
   }
 
   bool VisitCStyleCastExpr(CStyleCastExpr *cast) { return visitExplicitCast(cast); }
@@ -822,6 +867,19 @@ void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
       edits_.push_back({end, 0, ")"});
     }
     break;
+  case diag::err_typecheck_convert_incompatible:
+    // `m = a < b;` with m a boolN (assigning, select 0): as for the
+    // initialization above. The destination type is argument 0, the source
+    // argument 1, the source's range range 0.
+    if (info.getNumArgs() >= 3 &&
+        (info.getArgKind(2) == DiagnosticsEngine::ak_sint || info.getArgKind(2) == DiagnosticsEngine::ak_uint) &&
+        info.getRawArg(2) == 0 && info.getNumRanges() >= 1 && isBoolVector(typeArg(info, 0)) &&
+        isVector(typeArg(info, 1)) && !isBoolVector(typeArg(info, 1)) &&
+        requestFileRange(sm, info.getRange(0), root_, fid, begin, end)) {
+      edits_.push_back({begin, 0, "__msl_b("});
+      edits_.push_back({end, 0, ")"});
+    }
+    break;
   case diag::err_reference_bind_drops_quals: {
     // `thread T&` bound to a generic lvalue (`return v[i];` in an unqualified
     // method, whose `this` is generic in C++ for OpenCL): in Metal both are
@@ -920,6 +978,10 @@ void RepairCollector::errorEdits(const Diagnostic &info, FileID &fid) {
     // logical operator.
     QualType a = typeArg(info, 0), b = typeArg(info, 1);
     SourceLocation loc = info.getLocation();
+    // In a macro's argument (`int4(isnan(x) || x > y)`: the vector
+    // constructors are macros) the operator is spelled in the file.
+    if (loc.isMacroID() && sm.isMacroArgExpansion(loc))
+      loc = sm.getSpellingLoc(loc);
     if (isBoolVector(a) == isBoolVector(b) || !isVector(a) || !isVector(b) || loc.isMacroID() ||
         !inRequestFile(sm, loc, root_, fid))
       break;

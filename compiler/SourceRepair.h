@@ -2,9 +2,11 @@
 //
 // A few valid Metal forms are errors, or mean something else, under Clang's
 // C++-for-OpenCL rules, and no header can change that:
-//  - a comparison of vectors initializing a boolN (`bool4 b = a < c;`), or
-//    converted to a number vector (`float4(a < b)`): OpenCL gives a -1/0
-//    integer mask, Metal a boolN whose true is 1;
+//  - a comparison of vectors initializing or assigned to a boolN (`bool4 b =
+//    a < c;`, `b = a < c;`), held in an `auto` variable, or converted to a
+//    number vector (`float4(a < b)`, `static_cast<V>(x > y)`, `V(x > y)` in
+//    a template): OpenCL gives a -1/0 integer mask, Metal a boolN whose true
+//    is 1; likewise `!`, `&&` and `||` of vectors;
 //  - a float scalar with a half vector (`h * 255.0`): OpenCL's rank rule;
 //  - static_cast, C-style and functional casts between vector types: an
 //    error when the sizes differ, silently a bit reinterpretation when they

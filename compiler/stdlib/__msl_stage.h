@@ -15,6 +15,9 @@
 // Metal kernels take references to structs with constructors (spirv-cross's
 // spvUnsafeArray, tint's tint_array); plain OpenCL allows only POD pointees.
 #pragma OPENCL EXTENSION __cl_clang_non_portable_kernel_param_types : enable
+// C++ bit-fields (`uint lo : 4;`), which Metal has and OpenCL forbids
+// ("bit-fields are not supported in OpenCL") unless this Clang extension is on.
+#pragma OPENCL EXTENSION __cl_clang_bitfields : enable
 
 // Metal 3.2's `coherent(device)` (memory coherent across threadgroups)
 // qualifies device pointers. It is accepted so such sources compile, but it
