@@ -13,8 +13,10 @@ namespace msl::service {
 // The one table: every RPC msld serves and the roles that may call it.
 // Uploads (BatchUpdateBlobs) are what both compiling and executing clients
 // send their inputs with; reads of the store are open to every role (a
-// digest is needed to read anything). admin may call every method.
-const std::array<MethodRoles, 7> kMethodRoles = {{
+// digest is needed to read anything). admin may call every method, and
+// only admin the operations on the daemon itself (a scrub reads the whole
+// store: not for every client to start).
+const std::array<MethodRoles, 8> kMethodRoles = {{
     {rpc::kCompile, kRoleCompile},
     {rpc::kExecute, kRoleExecute},
     {rpc::kListDevices, kRoleRead | kRoleCompile | kRoleExecute},
@@ -22,6 +24,7 @@ const std::array<MethodRoles, 7> kMethodRoles = {{
     {rpc::kBatchReadBlobs, kRoleRead | kRoleCompile | kRoleExecute},
     {rpc::kRead, kRoleRead | kRoleCompile | kRoleExecute},
     {rpc::kBatchUpdateBlobs, kRoleCompile | kRoleExecute},
+    {rpc::kScrub, kRoleAdmin},
 }};
 
 namespace {
@@ -127,7 +130,9 @@ std::string_view methodDisplay(std::string_view method) {
 // "role 'execute'" or "one of the roles compile, execute".
 std::string neededText(RoleSet roles) {
   RoleSet plain = roles & ~kRoleAdmin;
-  if (plain && !(plain & (plain - 1)))
+  if (!plain) // an admin-only RPC (msl.v1.Admin)
+    return "role 'admin'";
+  if (!(plain & (plain - 1)))
     return "role '" + roleNames(plain) + "'";
   return "one of the roles " + roleNames(plain);
 }

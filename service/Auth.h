@@ -39,7 +39,7 @@ enum Role : uint8_t {
   kRoleRead = 1,    // CAS reads (FindMissingBlobs, BatchReadBlobs, Read), ListDevices
   kRoleCompile = 2, // Compile (and uploading its inputs)
   kRoleExecute = 4, // Execute (and uploading its buffers)
-  kRoleAdmin = 8,   // every RPC
+  kRoleAdmin = 8,   // every RPC, and alone the msl.v1.Admin ones (Scrub)
 };
 using RoleSet = uint8_t;
 
@@ -58,6 +58,7 @@ inline constexpr const char *kFindMissingBlobs = "/msl.v1.ContentAddressableStor
 inline constexpr const char *kBatchReadBlobs = "/msl.v1.ContentAddressableStorage/BatchReadBlobs";
 inline constexpr const char *kRead = "/msl.v1.ContentAddressableStorage/Read";
 inline constexpr const char *kBatchUpdateBlobs = "/msl.v1.ContentAddressableStorage/BatchUpdateBlobs";
+inline constexpr const char *kScrub = "/msl.v1.Admin/Scrub";
 } // namespace rpc
 
 /// One RPC and the roles any of which lets a client call it (admin always
@@ -67,9 +68,10 @@ struct MethodRoles {
   RoleSet roles;
 };
 
-/// Every RPC of msl.v1.Compiler, msl.v1.ContentAddressableStorage and
-/// msl.v1.Executor. A test checks it against the services' descriptors.
-extern const std::array<MethodRoles, 7> kMethodRoles;
+/// Every RPC of msl.v1.Compiler, msl.v1.ContentAddressableStorage,
+/// msl.v1.Executor and msl.v1.Admin. A test checks it against the services'
+/// descriptors.
+extern const std::array<MethodRoles, 8> kMethodRoles;
 
 /// The roles that may call `method` (a full name "/pkg.Service/Method");
 /// nullopt for a method not in kMethodRoles (refused when auth is on).

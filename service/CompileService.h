@@ -102,6 +102,10 @@ public:
                         size_t &end);
   size_t readChunkBytes() const { return options_.readChunkBytes; }
 
+  /// Mirrors the corruption the store has counted (reads, scrubs) into
+  /// msld_cas_corrupt_blobs_total; msld's online scrub calls it when done.
+  void countCorruption();
+
 private:
   struct Flight;
   /// Validates the request and builds the worker's job and the action key.
@@ -112,7 +116,6 @@ private:
   /// The cached result for `key`, if it and every artifact it names are intact.
   std::optional<msl::v1::CompileResponse> lookup(const std::string &key);
   void inlineSmallArtifacts(msl::v1::CompileResponse &response);
-  void countCorruption();
   int64_t retryHintMs() const;
 
   cache::ContentStore &store_;

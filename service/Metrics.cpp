@@ -114,6 +114,18 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
                                           "(blob, action).")),
       cacheEvictedBytesFamily_(counterFamily(r, "msld_cache_evicted_bytes_total",
                                              "Bytes evicted from the cache, by kind (blob, action).")),
+      scrubsFamily_(counterFamily(r, "msld_cache_scrubs_total",
+                                  "Online scrubs of the cache (Admin.Scrub) finished, by result (clean; "
+                                  "corrupt: found corrupt or missing items, dropped unless a dry run; "
+                                  "incomplete: a read error or cancelled).")),
+      scrubDroppedFamily_(counterFamily(r, "msld_cache_scrub_dropped_total",
+                                        "Items online scrubs dropped, by kind (blob: corrupt; action: corrupt "
+                                        "or referencing a dropped blob).")),
+      workerSandboxedFamily_(prometheus::BuildGauge()
+                                 .Name("msld_worker_sandboxed")
+                                 .Help("Whether the workers of a pool run in the sandbox (1) or with rlimits "
+                                       "only (0), by pool (compile, execution, cuda).")
+                                 .Register(r)),
       compileLatencyHit(compileLatencyFamily_.Add({{"cache", "hit"}}, latencyBuckets())),
       compileLatencyMiss(compileLatencyFamily_.Add({{"cache", "miss"}}, latencyBuckets())),
       actionCacheHits(counter(r, "msld_action_cache_hits_total",
@@ -162,7 +174,18 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       cacheEvictedBytesAction(cacheEvictedBytesFamily_.Add({{"kind", "action"}})),
       actionCachePutsDropped(counter(r, "msld_action_cache_puts_dropped_total",
                                      "Results not cached because an artifact they reference was evicted "
-                                     "before the result was stored.")) {
+                                     "before the result was stored.")),
+      scrubsClean(scrubsFamily_.Add({{"result", "clean"}})),
+      scrubsCorrupt(scrubsFamily_.Add({{"result", "corrupt"}})),
+      scrubsIncomplete(scrubsFamily_.Add({{"result", "incomplete"}})),
+      scrubBlobsChecked(counter(r, "msld_cache_scrub_blobs_checked_total",
+                                "Blobs online scrubs read and re-hashed against their digests.")),
+      scrubBytesChecked(counter(r, "msld_cache_scrub_bytes_checked_total", "Bytes of those blobs.")),
+      scrubEntriesChecked(counter(r, "msld_cache_scrub_entries_checked_total",
+                                  "Action cache entries online scrubs read and checksummed.")),
+      scrubDroppedBlobs(scrubDroppedFamily_.Add({{"kind", "blob"}})),
+      scrubDroppedActions(scrubDroppedFamily_.Add({{"kind", "action"}})),
+      scrubRunning(gauge(r, "msld_cache_scrub_running", "1 while an online scrub of the cache runs.")) {
   for (int c = 0; c < kStatusCodes; ++c)
     cpuExecutions_[c] = &executionsFamily_.Add({{"device", "cpu"}, {"code", kCodeNames[c]}});
   for (size_t m = 0; m < kMethods.size(); ++m)
@@ -170,6 +193,10 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
       requestSeries_[m][c] = &requestsFamily_.Add({{"method", kMethods[m]}, {"code", kCodeNames[c]}});
   for (size_t i = 0; i < kAuthFailureLabels.size(); ++i)
     authFailures_[i] = &authFailuresFamily_.Add({{"reason", kAuthFailureLabels[i]}});
+}
+
+void ServiceMetrics::setWorkerSandboxed(const std::string &pool, bool sandboxed) {
+  workerSandboxedFamily_.Add({{"pool", pool}}).Set(sandboxed ? 1 : 0);
 }
 
 void ServiceMetrics::mirrorCounter(prometheus::Counter &counter, double value) {

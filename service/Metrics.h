@@ -72,6 +72,9 @@ private:
   prometheus::Family<prometheus::Counter> &authFailuresFamily_;
   prometheus::Family<prometheus::Counter> &cacheEvictionsFamily_;
   prometheus::Family<prometheus::Counter> &cacheEvictedBytesFamily_;
+  prometheus::Family<prometheus::Counter> &scrubsFamily_;
+  prometheus::Family<prometheus::Counter> &scrubDroppedFamily_;
+  prometheus::Family<prometheus::Gauge> &workerSandboxedFamily_;
 
 public:
   prometheus::Histogram &compileLatencyHit;     // msld_compile_duration_seconds{cache="hit"}
@@ -108,6 +111,22 @@ public:
   prometheus::Counter &cacheEvictedBytesBlob;   // msld_cache_evicted_bytes_total{kind="blob"}
   prometheus::Counter &cacheEvictedBytesAction; // msld_cache_evicted_bytes_total{kind="action"}
   prometheus::Counter &actionCachePutsDropped;  // msld_action_cache_puts_dropped_total
+  // Online scrubs (msl.v1.Admin/Scrub, AdminService.h).
+  prometheus::Counter &scrubsClean;             // msld_cache_scrubs_total{result="clean"}
+  prometheus::Counter &scrubsCorrupt;           // msld_cache_scrubs_total{result="corrupt"}: found (and dropped) some
+  prometheus::Counter &scrubsIncomplete;        // msld_cache_scrubs_total{result="incomplete"}: read error, cancelled
+  prometheus::Counter &scrubBlobsChecked;       // msld_cache_scrub_blobs_checked_total
+  prometheus::Counter &scrubBytesChecked;       // msld_cache_scrub_bytes_checked_total
+  prometheus::Counter &scrubEntriesChecked;     // msld_cache_scrub_entries_checked_total
+  prometheus::Counter &scrubDroppedBlobs;       // msld_cache_scrub_dropped_total{kind="blob"}: corrupt
+  prometheus::Counter &scrubDroppedActions;     // msld_cache_scrub_dropped_total{kind="action"}: corrupt or missing blobs
+  prometheus::Gauge &scrubRunning;              // msld_cache_scrub_running: 1 while a scrub runs
+  /// msld_worker_sandboxed{pool}: whether the workers of `pool` ("compile",
+  /// "execution", "cuda") run in the sandbox (service/Sandbox.h), 1 or 0,
+  /// set once at start for each pool msld runs (what it logs as "msld:
+  /// sandbox: ..."); a pool it does not run (--exec-workers 0, no GPU) has
+  /// no series, so that an alert on 0 means workers that run unsandboxed.
+  void setWorkerSandboxed(const std::string &pool, bool sandboxed);
   /// Sets a counter that mirrors a monotonic count kept elsewhere (the
   /// store's, since open) to `value`.
   static void mirrorCounter(prometheus::Counter &counter, double value);

@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
   int64_t drainS = options.drainTimeout.count();
   std::string readyFile;
   app.add_option("--listen", options.listen, "gRPC HOST:PORT (port 0: any free port)")->capture_default_str();
+  app.add_option("--listen-unix", options.listenUnix,
+                 "also serve gRPC on this Unix socket path (clients: --server unix:PATH)");
   app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
   // The cache (cache/README.md): bound, durability, and the --scrub mode.
   app.add_option("--cache-max-bytes", options.cacheMaxBytes,

@@ -1,10 +1,12 @@
 #include "Server.h"
 
+#include "AdminService.h"
 #include "CompileService.h"
 #include "DigestProto.h"
 #include "Metrics.h"
 #include "RequestLog.h"
 #include "WorkerPool.h"
+#include "msl/v1/admin.grpc.pb.h"
 #include "msl/v1/cas.grpc.pb.h"
 #include "msl/v1/compiler.grpc.pb.h"
 #include "msl/v1/execute.grpc.pb.h"
@@ -21,6 +23,8 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace msl::service {
@@ -42,9 +46,12 @@ grpc::Status parseRequest(const grpc::ByteBuffer *bytes, Message &message) {
   return grpc::Status::OK;
 }
 
+// Straight into one uninitialized slice: one copy of each payload (a string
+// first would zero-fill, and grpc::Slice(const std::string &) copies again).
 void serialize(const google::protobuf::Message &message, grpc::ByteBuffer &out) {
-  std::string bytes = message.SerializeAsString();
-  grpc::Slice slice(std::move(bytes));
+  const size_t size = message.ByteSizeLong();
+  grpc::Slice slice(size);
+  message.SerializeWithCachedSizesToArray(const_cast<uint8_t *>(slice.begin()));
   out = grpc::ByteBuffer(&slice, 1);
 }
 
@@ -435,6 +442,62 @@ private:
   const Gate &gate_;
 };
 
+// Scrub: answered from the scrub's own thread (AdminService) when it ends,
+// minutes later on a large store; a client that goes away stops it.
+class ScrubReactor final : public grpc::ServerUnaryReactor {
+public:
+  ScrubReactor(grpc::ByteBuffer *response, AdminService &logic, ServiceMetrics &metrics, RpcLog rpc)
+      : response_(response), logic_(logic), metrics_(metrics), rpc_(std::move(rpc)) {}
+  void start(const grpc::ByteBuffer *bytes) {
+    msl::v1::ScrubRequest request;
+    if (grpc::Status s = parseRequest(bytes, request); !s.ok()) {
+      finish({s, {}});
+      return;
+    }
+    logic_.scrub(request, cancel_, [this](ScrubReply reply) { finish(std::move(reply)); });
+  }
+  void OnCancel() override { *cancel_ = true; }
+  void OnDone() override { delete this; }
+
+private:
+  void finish(ScrubReply reply) {
+    if (reply.status.ok())
+      serialize(reply.response, *response_);
+    metrics_.countRequest("Scrub", int(reply.status.error_code()));
+    rpc_.finish(reply.status, reply.status.ok() ? log::Fields{{"report", reply.response.report()}} : log::Fields{});
+    Finish(reply.status);
+  }
+  grpc::ByteBuffer *response_;
+  AdminService &logic_;
+  ServiceMetrics &metrics_;
+  RpcLog rpc_;
+  // Shared with the scrub's thread, which may outlive this reactor by the
+  // moment between its answer and its exit.
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+using AdminBase = msl::v1::Admin::WithRawCallbackMethod_Scrub<msl::v1::Admin::Service>;
+
+class AdminGrpc final : public AdminBase {
+public:
+  AdminGrpc(AdminService &logic, ServiceMetrics &metrics, const Gate &gate)
+      : logic_(logic), metrics_(metrics), gate_(gate) {}
+  grpc::ServerUnaryReactor *Scrub(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
+                                  grpc::ByteBuffer *response) override {
+    RpcLog rpcLog(ctx, "Scrub");
+    if (grpc::Status s = gate_.check(*ctx, rpc::kScrub); !s.ok())
+      return refuse(ctx, s, metrics_, "Scrub", rpcLog);
+    auto *reactor = new ScrubReactor(response, logic_, metrics_, std::move(rpcLog));
+    reactor->start(request);
+    return reactor;
+  }
+
+private:
+  AdminService &logic_;
+  ServiceMetrics &metrics_;
+  const Gate &gate_;
+};
+
 std::filesystem::path selfDirectory() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -442,6 +505,18 @@ std::filesystem::path selfDirectory() {
 }
 
 std::string defaultWorkerPath(const char *name) { return selfDirectory() / name; }
+
+// --listen-unix: a path that fits sockaddr_un and does not name anything but
+// a socket (gRPC unlinks a socket there; anything else stays untouched).
+std::string checkUnixSocketPath(const std::string &path) {
+  if (path.size() >= sizeof(sockaddr_un::sun_path))
+    return "the path is " + std::to_string(path.size()) + " bytes; a Unix socket's path has at most " +
+           std::to_string(sizeof(sockaddr_un::sun_path) - 1);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+    return "it exists and is not a socket";
+  return {};
+}
 
 bool splitHostPort(const std::string &address, std::string &host, int &port) {
   auto colon = address.rfind(':');
@@ -659,6 +734,8 @@ struct Server::Impl {
   std::unique_ptr<CudaDevices> cudaDevices;
   std::unique_ptr<ExecuteService> executeLogic;
   std::unique_ptr<ExecutorGrpc> executorService;
+  std::unique_ptr<AdminService> adminLogic; // after store: destroyed (joined) before it
+  std::unique_ptr<AdminGrpc> adminService;
   std::unique_ptr<grpc::Server> grpcServer;
   std::unique_ptr<MetricsServer> metricsServer;
   int grpcPort = 0, metricsPort = 0;
@@ -748,6 +825,18 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
                                                         impl->metrics, options.execute, impl->cudaDevices.get());
   impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics, *impl->gate);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics, *impl->gate);
+  CompileService *compileLogic = impl->logic.get();
+  impl->adminLogic = std::make_unique<AdminService>(*impl->store, &impl->metrics,
+                                                    [compileLogic] { compileLogic->countCorruption(); });
+  impl->adminService = std::make_unique<AdminGrpc>(*impl->adminLogic, impl->metrics, *impl->gate);
+
+  // What msld logs as "msld: sandbox: ...", for dashboards and alerts: one
+  // series per pool that runs.
+  impl->metrics.setWorkerSandboxed("compile", impl->workers->sandboxed());
+  if (impl->execWorkers)
+    impl->metrics.setWorkerSandboxed("execution", impl->execWorkers->sandboxed());
+  if (!impl->cudaDevices->gpus().empty())
+    impl->metrics.setWorkerSandboxed("cuda", false); // they need /dev/nvidia*: never sandboxed
 
   Impl *raw = impl.get();
   impl->registry->onCollect([raw] {
@@ -759,6 +848,15 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->grpcPort);
+  if (!options.listenUnix.empty()) {
+    if (std::string why = checkUnixSocketPath(options.listenUnix); !why.empty()) {
+      error = "--listen-unix " + options.listenUnix + ": " + why;
+      return nullptr;
+    }
+    // The same services and credentials as the TCP port; gRPC replaces a
+    // stale socket left by an earlier msld.
+    builder.AddListeningPort("unix:" + options.listenUnix, credentials);
+  }
   builder.SetMaxReceiveMessageSize(options.maxReceiveBytes);
   builder.SetMaxSendMessageSize(options.maxSendBytes);
   grpc::ResourceQuota quota("msld");
@@ -768,6 +866,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   builder.RegisterService(impl->compilerService.get());
   builder.RegisterService(impl->casService.get());
   builder.RegisterService(impl->executorService.get());
+  builder.RegisterService(impl->adminService.get());
   impl->grpcServer = builder.BuildAndStart();
   if (!impl->grpcServer || impl->grpcPort == 0) {
     error = "cannot listen on " + options.listen;
@@ -796,6 +895,9 @@ void Server::shutdown() {
   if (!impl_ || impl_->stopped)
     return;
   impl_->stopped = true;
+  // A scrub would hold up the drain for as long as it reads: stopped first
+  // (its caller gets UNAVAILABLE with what it checked).
+  impl_->adminLogic->shutdown();
   if (auto *health = impl_->grpcServer->GetHealthCheckService())
     health->Shutdown(); // report NOT_SERVING while draining
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);

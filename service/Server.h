@@ -1,8 +1,9 @@
 //===- Server.h - msld: the daemon's wiring -------------------------------===//
 //
 // Opens the store, starts the compile workers, the gRPC services (Compiler,
-// ContentAddressableStorage, grpc.health.v1) and the metrics endpoint. All
-// request logic is in CompileService.
+// ContentAddressableStorage, Executor, Admin, grpc.health.v1) and the
+// metrics endpoint. The request logic is in CompileService, ExecuteService
+// and AdminService.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,6 +39,11 @@ struct TlsOptions {
 struct ServerOptions {
   /// gRPC address. Port 0 picks a free port (see Server::grpcPort).
   std::string listen = "127.0.0.1:8980";
+  /// Also serve on this Unix socket (local clients: no TCP stack, about
+  /// half an Execute's transfer time; bench/RESULTS.md). Same services,
+  /// credentials and auth; who may connect is the socket file's mode (the
+  /// umask's). Empty: none.
+  std::string listenUnix;
   /// RocksDB directory (created if missing).
   std::string dataDir = "msld-data";
   /// Prometheus endpoint address; empty disables it.

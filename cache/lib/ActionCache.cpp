@@ -98,7 +98,7 @@ Status ActionCache::put(std::string_view Key, std::string_view Value) {
     }
     State.indexEntryWrittenLocked(IndexKey, std::move(Item));
   }
-  State.maybeEvict();
+  State.afterWrite();
   return Status::ok();
 }
 

@@ -60,6 +60,7 @@ rocksdb::Status DbState::writeWithCounters(rocksdb::WriteBatch &B,
 }
 
 DbState::~DbState() {
+  stopEvictor();
   if (!Db)
     return;
   for (auto *H : {Meta, Cas, Ac, Lru})
@@ -245,8 +246,10 @@ ContentStore::open(const StoreOptions &Opts) {
     return St;
 
   std::unique_ptr<ContentStore> Store(new ContentStore(std::move(S)));
-  // A store reopened with a smaller max_bytes shrinks now.
-  Store->State->maybeEvict();
+  // A store reopened with a smaller max_bytes shrinks now, before any put;
+  // from here on the evictor thread keeps it under the bound.
+  Store->State->evictToTarget();
+  Store->State->startEvictor();
   return Store;
 }
 
@@ -255,9 +258,17 @@ ContentStore::ContentStore(std::unique_ptr<detail::DbState> St)
   State->CorruptEntries = &AC->CorruptFound;
 }
 
-// AC references State, so it must go first (members die in reverse order,
-// which already does that; spelled out for clarity).
-ContentStore::~ContentStore() { AC.reset(); }
+// The evictor uses State and must be joined first; AC references State, so
+// it goes before it too (members die in reverse order, which already does
+// that; spelled out for clarity).
+ContentStore::~ContentStore() {
+  State->stopEvictor();
+  AC.reset();
+}
+
+bool ContentStore::waitForEviction(uint64_t TimeoutMs) const {
+  return State->waitForEviction(TimeoutMs);
+}
 
 ActionCache &ContentStore::actionCache() { return *AC; }
 
@@ -336,7 +347,7 @@ Status ContentStore::put(const Digest &D, std::string_view Bytes) {
       return fromRocks(RS, "writing blob " + Key);
     State->indexBlobWritten(IndexKey, uint64_t(D.size_bytes), Item.Stamp);
   }
-  State->maybeEvict();
+  State->afterWrite();
   return Status::ok();
 }
 
@@ -497,6 +508,54 @@ std::string ScrubReport::toString() const {
   return Out;
 }
 
+namespace {
+
+// A scan of one column family for scrub(): its iterator is re-created every
+// few thousand keys or tens of MiB, resuming after the last key, so that a
+// scrub of a large live store does not pin one RocksDB version (memtables,
+// and SST and blob files that compaction has replaced) for its whole run.
+class Scan {
+public:
+  Scan(rocksdb::DB &Db, rocksdb::ColumnFamilyHandle *Cf, const rocksdb::ReadOptions &RO)
+      : Db(Db), Cf(Cf), RO(RO), It(Db.NewIterator(RO, Cf)) {
+    It->SeekToFirst();
+  }
+  bool valid() const { return It->Valid(); }
+  rocksdb::Slice key() const { return It->key(); }
+  rocksdb::Slice value() const { return It->value(); }
+  rocksdb::Status status() const { return It->status(); }
+  void next() {
+    Bytes += It->value().size();
+    if (++Keys < kKeysPerIterator && Bytes < kBytesPerIterator) {
+      It->Next();
+      return;
+    }
+    std::string Last = It->key().ToString();
+    Keys = Bytes = 0;
+    It.reset(Db.NewIterator(RO, Cf));
+    It->Seek(Last);
+    if (It->Valid() && It->key() == rocksdb::Slice(Last))
+      It->Next();
+  }
+
+private:
+  static constexpr uint64_t kKeysPerIterator = 4096;
+  static constexpr uint64_t kBytesPerIterator = 64ull << 20;
+  rocksdb::DB &Db;
+  rocksdb::ColumnFamilyHandle *Cf;
+  rocksdb::ReadOptions RO;
+  std::unique_ptr<rocksdb::Iterator> It;
+  uint64_t Keys = 0, Bytes = 0;
+};
+
+} // namespace
+
+// Safe beside other calls: nothing is deleted or adopted on the scan's word
+// alone. Each delete re-reads the item under its key's stripe lock (where
+// the index and the database agree for that key, see DbState.h) and
+// happens only if it is still bad or still missing; each adoption re-reads
+// what is there now. No lock is held across the scan, only per item, and
+// IndexMu for the passes over the in-memory index.
 ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
   DbState &S = *State;
   std::lock_guard<std::mutex> One(S.ScrubMu);
@@ -504,6 +563,14 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
   const bool Drop = Opts.drop_corrupt;
   rocksdb::ReadOptions RO;
   RO.fill_cache = Opts.fill_cache;
+  bool Stopped = false;
+  auto ShouldStop = [&](const char *Where) {
+    if (!Stopped && Opts.cancel && Opts.cancel->load(std::memory_order_relaxed)) {
+      Stopped = true;
+      R.status = Status::cancelled(std::string("the scrub was cancelled ") + Where);
+    }
+    return Stopped;
+  };
   {
     std::lock_guard<std::mutex> L(S.IndexMu);
     for (auto &[K, I] : S.Index)
@@ -517,7 +584,6 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
     It->second.Seen = true;
     return true;
   };
-  std::vector<std::string> Gone;   // index keys of blobs dropped or missing
   std::vector<std::string> Corrupt; // of corrupt blobs (also when not dropped)
 
   auto CheckBlob = [&](const std::string &Key, std::string_view Value,
@@ -537,18 +603,20 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
            ")" + (Drop ? "; deleting it" : ""));
     Corrupt.push_back(blobIndexKey(Key));
     MarkSeen(blobIndexKey(Key)); // counted once, dropped or not
+    // The entries referencing it go at once, as get() does: on a live store
+    // a hit must not name an artifact that is gone for the rest of the scan.
     if (Drop && dropCorruptBlob(Key, KeyOk ? &D : nullptr))
-      Gone.push_back(blobIndexKey(Key));
+      R.entries_missing_blobs += S.dropEntriesReferencing({blobIndexKey(Key)});
     return false;
   };
 
   // 1. Every blob, re-hashed. Blobs the index lacks (written behind the
   //    library's back) are adopted, counted and made evictable.
   {
-    std::unique_ptr<rocksdb::Iterator> It(S.Db->NewIterator(RO, S.Cas));
-    for (It->SeekToFirst(); It->Valid(); It->Next()) {
-      std::string Key = It->key().ToString();
-      if (!CheckBlob(Key, It->value().ToStringView(), rocksdb::Status::OK()))
+    Scan It(*S.Db, S.Cas, RO);
+    for (; It.valid() && !ShouldStop("while reading the blobs"); It.next()) {
+      std::string Key = It.key().ToString();
+      if (!CheckBlob(Key, It.value().ToStringView(), rocksdb::Status::OK()))
         continue;
       std::string IndexKey = blobIndexKey(Key);
       if (MarkSeen(IndexKey) || !Drop)
@@ -561,7 +629,7 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
       }
       rocksdb::PinnableSlice Now;
       if (!S.Db->Get(rocksdb::ReadOptions(), S.Cas, Key, &Now).ok())
-        continue;
+        continue; // evicted or dropped since the scan read it
       Digest D;
       parseCasKey(Key, D);
       detail::IndexItem Item;
@@ -577,22 +645,24 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
         ++R.index_repairs;
       }
     }
-    if (!It->status().ok())
+    if (!Stopped && !It.status().ok())
       R.status = Status::ioError("the scan of cas stopped: " +
-                                 It->status().ToString());
+                                 It.status().ToString());
   }
 
-  // 2. Indexed blobs the scan did not visit: put during the scan (its
-  //    snapshot predates them), behind a read error, or gone from the
-  //    database. Each is read on its own.
+  // 2. Indexed blobs the scan did not visit: put during the scan (behind
+  //    its cursor), behind a read error, or gone from the database. Each is
+  //    read on its own.
   std::vector<std::string> Unseen;
-  {
+  if (!Stopped) {
     std::lock_guard<std::mutex> L(S.IndexMu);
     for (const auto &[K, I] : S.Index)
       if (K[0] == detail::kBlobTag && !I.Seen && !I.Evicting)
         Unseen.push_back(K);
   }
   for (const std::string &IndexKey : Unseen) {
+    if (ShouldStop("while reading the blobs written during the scan"))
+      break;
     std::string Key = IndexKey.substr(1);
     rocksdb::PinnableSlice V;
     auto RS = S.Db->Get(RO, S.Cas, Key, &V);
@@ -618,7 +688,6 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
     B.Delete(S.Lru, IndexKey);
     if (S.writeWithCounters(B, -1, -D.size_bytes).ok()) {
       S.indexRemoved(IndexKey);
-      Gone.push_back(IndexKey);
       ++R.index_repairs;
     }
   }
@@ -633,15 +702,15 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
              (RS.ok() && !detail::unwrapActionValue(Again.ToStringView(), P));
     });
   };
-  {
-    std::unique_ptr<rocksdb::Iterator> It(S.Db->NewIterator(RO, S.Ac));
-    for (It->SeekToFirst(); It->Valid(); It->Next()) {
+  if (!Stopped) {
+    Scan It(*S.Db, S.Ac, RO);
+    for (; It.valid() && !ShouldStop("while reading the action entries"); It.next()) {
       ++R.entries_checked;
-      std::string Key = It->key().ToString();
+      std::string Key = It.key().ToString();
       std::string IndexKey = std::string(1, detail::kEntryTag) + Key;
       std::string_view Payload;
       if (!isValidHash(Key) ||
-          !detail::unwrapActionValue(It->value().ToStringView(), Payload)) {
+          !detail::unwrapActionValue(It.value().ToStringView(), Payload)) {
         ++R.corrupt_entries;
         AC->CorruptFound.fetch_add(1, std::memory_order_relaxed);
         MarkSeen(IndexKey);
@@ -653,51 +722,72 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
       }
       if (MarkSeen(IndexKey) || !Drop)
         continue;
-      std::vector<std::string> Refs = S.referencesOf(Payload);
-      uint64_t Size = It->value().size();
       std::lock_guard<std::mutex> Lock(S.stripeFor(Key));
-      std::lock_guard<std::mutex> L(S.IndexMu);
-      if (S.Index.count(IndexKey))
-        continue; // put meanwhile
-      bool AllThere = true;
-      for (const std::string &Ref : Refs)
-        AllThere = AllThere && S.Index.count(Ref) && !S.Index[Ref].Evicting;
-      rocksdb::WriteBatch B;
-      detail::IndexItem Item;
-      if (AllThere) {
-        Item.Size = Size;
-        Item.RefKeys = Refs;
-        Item.Stamp = S.nextStampLocked();
-        Item.PersistedStamp = Item.Stamp;
-        B.Put(S.Lru, IndexKey, detail::encodeIndexRecord(Item, true));
-      } else {
-        B.Delete(S.Ac, Key); // it could only be a miss
+      {
+        std::lock_guard<std::mutex> L(S.IndexMu);
+        if (S.Index.count(IndexKey))
+          continue; // put meanwhile
       }
-      // Written under IndexMu: rare (only after outside modification).
-      if (!S.Db->Write(S.WriteOpts, &B).ok())
+      // What is there now, not the scan's copy: it may have been evicted
+      // (adopting it would index an entry that does not exist) or replaced.
+      rocksdb::PinnableSlice Now;
+      std::string_view NowPayload;
+      if (!S.Db->Get(rocksdb::ReadOptions(), S.Ac, Key, &Now).ok() ||
+          !detail::unwrapActionValue(Now.ToStringView(), NowPayload))
         continue;
+      detail::IndexItem Item;
+      Item.Size = Now.size();
+      Item.RefKeys = S.referencesOf(NowPayload);
+      bool AllThere = true;
+      {
+        // As in ActionCache::put: the references are counted before the
+        // write, so eviction cannot pick one of them after this check.
+        std::lock_guard<std::mutex> L(S.IndexMu);
+        for (const std::string &Ref : Item.RefKeys) {
+          auto Blob = S.Index.find(Ref);
+          AllThere = AllThere && Blob != S.Index.end() && !Blob->second.Evicting;
+        }
+        if (AllThere) {
+          S.incRefsLocked(Item.RefKeys);
+          Item.Stamp = S.nextStampLocked();
+          Item.PersistedStamp = Item.Stamp;
+        }
+      }
+      rocksdb::WriteBatch B;
+      if (AllThere)
+        B.Put(S.Lru, IndexKey, detail::encodeIndexRecord(Item, true));
+      else
+        B.Delete(S.Ac, Key); // it could only be a miss
+      bool Written = S.Db->Write(S.WriteOpts, &B).ok();
+      std::lock_guard<std::mutex> L(S.IndexMu);
+      if (!Written) {
+        if (AllThere)
+          S.decRefsLocked(Item.RefKeys);
+        continue;
+      }
       ++R.index_repairs;
       if (AllThere) {
-        S.incRefsLocked(Item.RefKeys);
         Item.Seen = true;
         S.indexEntryWrittenLocked(IndexKey, std::move(Item));
       } else {
         ++R.entries_missing_blobs;
       }
     }
-    if (!It->status().ok() && R.status.isOk())
+    if (!Stopped && !It.status().ok() && R.status.isOk())
       R.status = Status::ioError("the scan of ac stopped: " +
-                                 It->status().ToString());
+                                 It.status().ToString());
   }
   // Indexed entries the scan did not visit and that are gone.
   Unseen.clear();
-  {
+  if (!Stopped) {
     std::lock_guard<std::mutex> L(S.IndexMu);
     for (const auto &[K, I] : S.Index)
       if (K[0] == detail::kEntryTag && !I.Seen && !I.Evicting)
         Unseen.push_back(K.substr(1));
   }
   for (const std::string &Key : Unseen) {
+    if (ShouldStop("while reading the entries written during the scan"))
+      break;
     rocksdb::PinnableSlice V;
     auto RS = S.Db->Get(RO, S.Ac, Key, &V);
     std::string_view P;
@@ -720,7 +810,8 @@ ScrubReport ContentStore::scrub(const ScrubOptions &Opts) {
     }
   }
 
-  // 4. Entries referencing a blob that was dropped or is missing.
+  // 4. Entries referencing a blob that was dropped or is missing (also
+  //    after a cancel: an entry must not outlive its blobs).
   if (Drop) {
     // Dropped blobs have left the index: one pass finds them all.
     R.entries_missing_blobs += S.dropEntriesReferencing({});

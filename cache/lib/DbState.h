@@ -13,12 +13,14 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -85,7 +87,7 @@ struct DbState {
   // entry references.
   std::map<uint64_t, std::string> Evictable;
   uint64_t LastStamp = 0;
-  std::mutex EvictMu; // one evicting thread at a time
+  std::mutex EvictMu; // one evicting thread at a time (the evictor, or open)
 
   std::atomic<uint64_t> EntryCount{0};
   std::atomic<uint64_t> EntryBytes{0};
@@ -146,8 +148,12 @@ struct DbState {
   void incRefsLocked(const std::vector<std::string> &BlobIndexKeys);
   void decRefsLocked(const std::vector<std::string> &BlobIndexKeys);
   /// Evicts until cacheBytes() is at most the target, when past max_bytes.
-  /// Call with no lock held.
-  void maybeEvict();
+  /// Call with no lock held. Run by the evictor thread, and by open().
+  void evictToTarget();
+  /// After a write: when past max_bytes, wakes the evictor (and, far past
+  /// it, waits for its pass, at most eviction_max_wait_ms). Call with no
+  /// lock held.
+  void afterWrite();
   bool evictOne(const std::string &IndexKey);
   uint64_t cacheBytes() const { return TotalBytes.load() + EntryBytes.load(); }
   /// Deletes the action entries referencing any of \p BlobIndexKeys (blobs
@@ -171,6 +177,23 @@ struct DbState {
   // the batch is whole or absent), and a later synced write syncs them too.
   rocksdb::WriteOptions TouchOpts;
   std::mutex ScrubMu; // one scrub at a time
+
+  // --- The evictor thread (Index.cpp) ----------------------------------------
+  // Writers do not evict: the put that takes the total past max_bytes asks
+  // for a pass (EvictionsRequested) and returns; the evictor runs passes
+  // until every request is covered (EvictionsDone). Started by open() when
+  // max_bytes is set, stopped (and joined) by ~ContentStore.
+  std::thread Evictor;
+  mutable std::mutex EvictorMu; // guards the three fields below
+  mutable std::condition_variable EvictorWake, EvictorIdle;
+  uint64_t EvictionsRequested = 0;
+  uint64_t EvictionsDone = 0;
+  bool StopEvictor = false;
+  std::atomic<bool> Stopping{false}; // read by a pass in progress
+  void startEvictor();
+  void stopEvictor();
+  void evictorLoop();
+  bool waitForEviction(uint64_t TimeoutMs) const;
 
   ~DbState();
 };

@@ -19,6 +19,7 @@ std::string Status::toString() const {
   case Code::NotFound: Name = "NotFound"; break;
   case Code::TooLarge: Name = "TooLarge"; break;
   case Code::IOError: Name = "IOError"; break;
+  case Code::Cancelled: Name = "Cancelled"; break;
   }
   return std::string(Name) + ": " + Msg;
 }

@@ -9,7 +9,11 @@
 //
 // Locks: a key's stripe lock, then IndexMu (never the other way round);
 // CountersMu (writeWithCounters) nests inside a stripe lock too. EvictMu is
-// taken with no other lock held.
+// taken with no other lock held, EvictorMu likewise (and never while
+// evicting: writers take it to wake the evictor).
+//
+// Eviction runs on the evictor thread (evictorLoop), not on the writers'
+// threads: a put that takes the total past max_bytes only wakes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -295,7 +299,7 @@ bool DbState::evictOne(const std::string &K) {
   return true;
 }
 
-void DbState::maybeEvict() {
+void DbState::evictToTarget() {
   if (Opts.max_bytes == 0 || cacheBytes() <= Opts.max_bytes)
     return;
   std::lock_guard<std::mutex> E(EvictMu);
@@ -304,7 +308,7 @@ void DbState::maybeEvict() {
     F = 1.0;
   const uint64_t Target = uint64_t(double(Opts.max_bytes) * F);
   int Failures = 0;
-  while (cacheBytes() > Target) {
+  while (cacheBytes() > Target && !Stopping.load(std::memory_order_relaxed)) {
     std::string K;
     {
       std::lock_guard<std::mutex> L(IndexMu);
@@ -321,6 +325,70 @@ void DbState::maybeEvict() {
     if (!evictOne(K) && ++Failures > 8)
       break; // the database refuses writes: stop instead of spinning
   }
+}
+
+void DbState::afterWrite() {
+  if (Opts.max_bytes == 0 || cacheBytes() <= Opts.max_bytes)
+    return;
+  std::unique_lock<std::mutex> L(EvictorMu);
+  if (!Evictor.joinable() || StopEvictor)
+    return; // closing: the next open evicts
+  const uint64_t Ticket = ++EvictionsRequested;
+  EvictorWake.notify_one();
+  // Far past the bound the evictor is falling behind the writers: this
+  // writer waits for it, but never longer than the bound, so a held or
+  // slow evictor delays puts by at most eviction_max_wait_ms each.
+  const uint64_t Margin = Opts.max_bytes / 8;
+  if (Opts.eviction_max_wait_ms == 0 || cacheBytes() <= Opts.max_bytes + Margin)
+    return;
+  EvictorIdle.wait_for(L, std::chrono::milliseconds(Opts.eviction_max_wait_ms), [&] {
+    return StopEvictor || EvictionsDone >= Ticket || cacheBytes() <= Opts.max_bytes;
+  });
+}
+
+void DbState::evictorLoop() {
+  std::unique_lock<std::mutex> L(EvictorMu);
+  for (;;) {
+    EvictorWake.wait(L, [&] { return StopEvictor || EvictionsRequested > EvictionsDone; });
+    if (StopEvictor)
+      break;
+    // Requests made during this pass get another one: the pass may have
+    // looked at the total before their writes.
+    const uint64_t Covered = EvictionsRequested;
+    L.unlock();
+    if (Opts.before_eviction_pass)
+      Opts.before_eviction_pass();
+    evictToTarget();
+    L.lock();
+    EvictionsDone = Covered;
+    EvictorIdle.notify_all();
+  }
+  EvictorIdle.notify_all();
+}
+
+void DbState::startEvictor() {
+  if (Opts.max_bytes == 0 || Evictor.joinable())
+    return;
+  Evictor = std::thread([this] { evictorLoop(); });
+}
+
+void DbState::stopEvictor() {
+  {
+    std::lock_guard<std::mutex> L(EvictorMu);
+    StopEvictor = true;
+  }
+  Stopping = true; // a pass under way stops at its next item
+  EvictorWake.notify_all();
+  EvictorIdle.notify_all();
+  if (Evictor.joinable())
+    Evictor.join();
+}
+
+bool DbState::waitForEviction(uint64_t TimeoutMs) const {
+  std::unique_lock<std::mutex> L(EvictorMu);
+  return EvictorIdle.wait_for(L, std::chrono::milliseconds(TimeoutMs), [&] {
+    return StopEvictor || EvictionsDone >= EvictionsRequested;
+  });
 }
 
 bool DbState::deleteEntry(const std::string &AcKey,

@@ -7,7 +7,11 @@
 #include "msl/cache/ContentStore.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -54,6 +58,11 @@ protected:
     O.action_references = parseRefs;
     return O;
   }
+  /// Eviction runs on the store's evictor thread: waits (bounded) until it
+  /// has finished the passes the puts so far asked for.
+  static void settle(ContentStore &S) {
+    ASSERT_TRUE(S.waitForEviction(30000)) << "the evictor did not finish in 30 s";
+  }
 };
 
 TEST_F(EvictionTest, EvictsLeastRecentlyUsedFirst) {
@@ -64,6 +73,7 @@ TEST_F(EvictionTest, EvictsLeastRecentlyUsedFirst) {
   EXPECT_EQ(S->cacheBytes(), 900u);
   ASSERT_TRUE(S->get(A)); // A is now the most recent: B is the oldest
   Digest D = *S->putBytes(blob('d')); // 1200 > 1000: one blob must go
+  settle(*S);
   EXPECT_EQ(S->cacheBytes(), 900u);
   StoreStats St = S->stats();
   EXPECT_EQ(St.evicted_blobs, 1u);
@@ -76,6 +86,7 @@ TEST_F(EvictionTest, EvictsLeastRecentlyUsedFirst) {
   EXPECT_TRUE(S->contains(A));
   EXPECT_TRUE(S->contains(D));
   Digest E = *S->putBytes(blob('e'));
+  settle(*S);
   EXPECT_EQ(S->findMissing({A, C, D, E}), std::vector<Digest>{C});
   EXPECT_EQ(S->stats().evicted_blobs, 2u);
   EXPECT_LE(S->cacheBytes(), 1000u);
@@ -88,6 +99,7 @@ TEST_F(EvictionTest, PutOfAnExistingBlobIsAUse) {
   Digest C = *S->putBytes(blob('c'));
   ASSERT_TRUE(S->put(A, blob('a')).isOk()); // re-upload: A is recent
   Digest D = *S->putBytes(blob('d'));
+  settle(*S);
   EXPECT_EQ(S->findMissing({A, B, C, D}), std::vector<Digest>{B});
 }
 
@@ -105,12 +117,14 @@ TEST_F(EvictionTest, EntriesAreEvictedBeforeTheBlobsTheyReference) {
 
   // Over the cap: X is the oldest item but referenced, so Y goes.
   Digest Z = *S->putBytes(blob('z'));
+  settle(*S);
   EXPECT_EQ(S->stats().evicted_blobs, 1u);
   EXPECT_EQ(S->stats().evicted_entries, 0u);
   EXPECT_EQ(S->cacheBytes(), 600 + ES);
 
   // Over again: the entry is now the oldest candidate; it goes, X stays.
   Digest W = *S->putBytes(blob('w'));
+  settle(*S);
   EXPECT_EQ(S->stats().evicted_entries, 1u);
   EXPECT_EQ(S->stats().evicted_entry_bytes, ES);
   EXPECT_EQ(S->stats().action_entries, 0u);
@@ -118,6 +132,7 @@ TEST_F(EvictionTest, EntriesAreEvictedBeforeTheBlobsTheyReference) {
 
   // Unreferenced now, X is the oldest blob and goes next.
   Digest V = *S->putBytes(blob('v'));
+  settle(*S);
   EXPECT_EQ(S->findMissing({X, Y, Z, W, V}), (std::vector<Digest>{X, Y}));
   EXPECT_TRUE(AC.get(key("e")).isNotFound());
 }
@@ -130,6 +145,7 @@ TEST_F(EvictionTest, ABlobReferencedTwiceStaysUntilBothEntriesGo) {
   ASSERT_TRUE(AC.put(key("e2"), refsValue({X})).isOk());
   for (char C : {'a', 'b', 'c', 'd', 'e', 'f'})
     ASSERT_TRUE(S->putBytes(blob(C, 200)));
+  settle(*S);
   // Whatever went, a live entry's blob is present.
   for (const char *E : {"e1", "e2"})
     if (AC.get(key(E)))
@@ -147,6 +163,7 @@ TEST_F(EvictionTest, HitRefreshesAnEntry) {
   ASSERT_TRUE(AC.put(key("2"), V2).isOk());
   ASSERT_TRUE(AC.get(key("1"))); // hit: "2" is now the least recent
   ASSERT_TRUE(AC.put(key("3"), V3).isOk());
+  settle(*S);
   EXPECT_EQ(S->stats().evicted_entries, 1u);
   EXPECT_TRUE(AC.get(key("2")).isNotFound());
   EXPECT_EQ(*AC.get(key("1")), V1);
@@ -164,8 +181,89 @@ TEST_F(EvictionTest, OverwritingAnEntryMovesItsReferences) {
   EXPECT_EQ(S->stats().action_bytes, entrySize(refsValue({Y})));
   // X is the oldest and no longer referenced: it goes first.
   Digest Z = *S->putBytes(blob('z'));
+  settle(*S);
   EXPECT_EQ(S->findMissing({X, Y, Z}), std::vector<Digest>{X});
   EXPECT_TRUE(AC.get(key("e")));
+}
+
+// A put over the bound returns without evicting: the evictor thread does
+// that. Held in the test hook, the evictor evicts nothing and the puts
+// still return (each waiting at most eviction_max_wait_ms, the store being
+// past the bound by more than its margin); released, the evictor brings the
+// store under the bound, oldest first, on its own thread.
+TEST_F(EvictionTest, APutOverTheBoundReturnsWithoutEvicting) {
+  std::mutex M;
+  std::condition_variable Cv;
+  bool Held = true;
+  int Passes = 0;
+  std::set<std::thread::id> EvictorThreads;
+  auto O = capped(1000);
+  O.eviction_max_wait_ms = 200;
+  O.before_eviction_pass = [&] {
+    std::unique_lock<std::mutex> L(M);
+    ++Passes;
+    EvictorThreads.insert(std::this_thread::get_id());
+    Cv.notify_all();
+    Cv.wait(L, [&] { return !Held; });
+  };
+  auto S = open(O);
+  Digest A = *S->putBytes(blob('a'));
+  Digest B = *S->putBytes(blob('b'));
+  Digest C = *S->putBytes(blob('c'));
+  auto Start = std::chrono::steady_clock::now();
+  Digest D = *S->putBytes(blob('d')); // 1200: past the bound and its margin
+  Digest E = *S->putBytes(blob('e')); // 1500
+  double Took = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  {
+    std::unique_lock<std::mutex> L(M);
+    ASSERT_TRUE(Cv.wait_for(L, std::chrono::seconds(30), [&] { return Passes > 0; }))
+        << "the evictor was not woken";
+  }
+  // Nothing was evicted, by the writer or anyone, and both puts returned.
+  EXPECT_EQ(S->stats().evicted_blobs, 0u);
+  EXPECT_EQ(S->stats().blob_count, 5u);
+  EXPECT_EQ(S->cacheBytes(), 1500u);
+  EXPECT_GE(Took, 0.2);  // backpressure: they waited for the evictor...
+  EXPECT_LT(Took, 10.0); // ...but not beyond the bound
+  EXPECT_FALSE(S->waitForEviction(0)); // a pass is pending
+
+  {
+    std::lock_guard<std::mutex> L(M);
+    Held = false;
+  }
+  Cv.notify_all();
+  settle(*S);
+  EXPECT_EQ(S->cacheBytes(), 900u);
+  EXPECT_EQ(S->stats().evicted_blobs, 2u);
+  EXPECT_EQ(S->findMissing({A, B, C, D, E}), (std::vector<Digest>{A, B}));
+  std::lock_guard<std::mutex> L(M);
+  EXPECT_EQ(EvictorThreads.size(), 1u);
+  EXPECT_EQ(EvictorThreads.count(std::this_thread::get_id()), 0u);
+}
+
+// Below the margin a put does not wait at all, and closing the store with
+// a pass pending stops the evictor cleanly; the next open evicts.
+TEST_F(EvictionTest, ClosingWithAPassPendingStopsTheEvictor) {
+  std::atomic<bool> Held{true};
+  auto O = capped(1000);
+  O.before_eviction_pass = [&] {
+    while (Held)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  {
+    auto S = open(O);
+    for (char C : {'a', 'b', 'c'})
+      ASSERT_TRUE(S->putBytes(blob(C)));
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(S->putBytes(blob('d', 100))); // 1000: at the bound, no pass
+    ASSERT_TRUE(S->putBytes(blob('e', 100))); // 1100: past it, within the margin
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count(), 5.0);
+    EXPECT_EQ(S->stats().evicted_blobs, 0u);
+    Held = false; // the destructor joins the evictor
+  }
+  O.before_eviction_pass = nullptr;
+  auto S = open(O);
+  EXPECT_LE(S->cacheBytes(), 1000u);
 }
 
 TEST_F(EvictionTest, EntryReferencingAMissingBlobIsNotStored) {
@@ -240,6 +338,7 @@ TEST_F(EvictionTest, StoreOfAnOlderBuildGetsItsIndexRebuilt) {
   EXPECT_EQ(St.cache_bytes, 600 + entrySize(refsValue({A})));
   // The rebuilt index still knows that the entry references A.
   Digest C = *S->putBytes(blob('c'));
+  settle(*S);
   EXPECT_EQ(S->findMissing({A, B, C}), std::vector<Digest>{B});
   EXPECT_TRUE(S->actionCache().get(key("e")));
 }
@@ -311,6 +410,7 @@ TEST_F(EvictionTest, ConcurrentWritersNeverLeaveAnEntryWithoutItsBlobs) {
     });
   for (auto &T : Ts)
     T.join();
+  settle(*S);
   EXPECT_EQ(Failures, 0);
   EXPECT_LE(S->cacheBytes(), uint64_t(64 << 10));
   EXPECT_GT(S->stats().evicted_blobs, 0u);
@@ -371,7 +471,9 @@ TEST_F(EvictionTest, ScrubDropsCorruptBlobsAndTheEntriesReferencingThem) {
   EXPECT_EQ(R.blobs_checked, 2u);
   EXPECT_EQ(R.bytes_checked, A.size_bytes + B.size_bytes);
   EXPECT_EQ(R.corrupt_blobs, 1u);
-  EXPECT_EQ(R.entries_checked, 3u);
+  // ea went with its blob, at once (before the scan of the entries), as a
+  // live store needs: a hit must not name an artifact that is gone.
+  EXPECT_EQ(R.entries_checked, 2u);
   EXPECT_EQ(R.corrupt_entries, 1u);
   EXPECT_EQ(R.entries_missing_blobs, 1u);
   EXPECT_FALSE(R.clean());
@@ -425,6 +527,170 @@ TEST_F(EvictionTest, GetOfACorruptBlobDropsTheEntriesReferencingIt) {
   EXPECT_TRUE(S->get(A).isNotFound());
   EXPECT_TRUE(S->actionCache().get(key("e")).isNotFound());
   EXPECT_EQ(S->stats().action_entries, 0u);
+}
+
+// An online scrub beside writers (the store open and in use, as under msld's
+// Admin.Scrub): it drops the blob that rotted on disk and the entry
+// referencing it, reports nothing else (fresh writes are neither corrupt nor
+// missing), and loses nothing a writer was told is stored: every
+// acknowledged blob is there and intact, every acknowledged entry there with
+// its blobs, and the counters match a recount.
+TEST_F(EvictionTest, OnlineScrubBesideWritersLosesNothing) {
+  Digest Rotten, Good;
+  constexpr int Bulk = 200;
+  {
+    auto S = open(capped(0));
+    Rotten = *S->putBytes("rotten artifact");
+    Good = *S->putBytes("good artifact");
+    ASSERT_TRUE(S->actionCache().put(key("rotten"), refsValue({Rotten})).isOk());
+    ASSERT_TRUE(S->actionCache().put(key("good"), refsValue({Good})).isOk());
+    for (int I = 0; I < Bulk; ++I) // so that a scan takes a while
+      ASSERT_TRUE(S->putBytes("bulk " + std::to_string(I) + std::string(20000, 'b')));
+  }
+  rawPut("cas", Rotten.toString(), "rotten artifacT"); // the disk rots
+
+  auto S = open(capped(0));
+  std::atomic<bool> WritersDone{false};
+  std::vector<ScrubReport> Reports;
+  std::thread Scrubber([&] {
+    do
+      Reports.push_back(S->scrub());
+    while (!WritersDone);
+  });
+  constexpr int Threads = 4, PerThread = 150;
+  std::atomic<int> Failures{0};
+  std::vector<std::vector<std::pair<Digest, std::string>>> Blobs(Threads);
+  std::vector<std::vector<std::pair<std::string, std::string>>> Entries(Threads);
+  std::vector<std::thread> Ts;
+  for (int T = 0; T < Threads; ++T)
+    Ts.emplace_back([&, T] {
+      std::mt19937 Rng(T);
+      for (int I = 0; I < PerThread; ++I) {
+        // 0 to 70 KB: inline and blob-file values.
+        std::string Bytes = "w" + std::to_string(T) + "/" + std::to_string(I) + ":" +
+                            std::string(Rng() % 70000, char('a' + Rng() % 26));
+        auto D = S->putBytes(Bytes);
+        if (!D) {
+          ++Failures;
+          continue;
+        }
+        Blobs[T].push_back({*D, Bytes});
+        std::string K = key("t" + std::to_string(T) + "-" + std::to_string(I));
+        std::string V = refsValue({*D, Good});
+        if (!S->actionCache().put(K, V).isOk())
+          ++Failures;
+        Entries[T].push_back({K, V});
+        // A re-upload and a read of an earlier blob, beside the scrub.
+        const auto &[OldD, OldBytes] = Blobs[T][Rng() % Blobs[T].size()];
+        if (!S->put(OldD, OldBytes).isOk() || !S->get(OldD))
+          ++Failures;
+      }
+    });
+  for (auto &T : Ts)
+    T.join();
+  WritersDone = true;
+  Scrubber.join();
+
+  EXPECT_EQ(Failures, 0);
+  ASSERT_GE(Reports.size(), 1u);
+  RecordProperty("scrubs", int(Reports.size()));
+  // The first scrub started before any write: it found the rotten blob.
+  EXPECT_EQ(Reports[0].corrupt_blobs, 1u) << Reports[0].toString();
+  EXPECT_EQ(Reports[0].entries_missing_blobs, 1u) << Reports[0].toString();
+  for (const ScrubReport &R : Reports) {
+    EXPECT_TRUE(R.status.isOk()) << R.status.toString();
+    EXPECT_EQ(R.corrupt_entries, 0u) << R.toString();
+    EXPECT_EQ(R.index_repairs, 0u) << R.toString();
+    EXPECT_GE(R.blobs_checked, uint64_t(Bulk)) << R.toString();
+  }
+  for (size_t I = 1; I < Reports.size(); ++I)
+    EXPECT_TRUE(Reports[I].clean()) << "scrub " << I << ": " << Reports[I].toString();
+
+  EXPECT_FALSE(S->contains(Rotten));
+  EXPECT_TRUE(S->actionCache().get(key("rotten")).isNotFound());
+  EXPECT_EQ(*S->actionCache().get(key("good")), refsValue({Good}));
+  for (int T = 0; T < Threads; ++T) {
+    for (const auto &[D, Bytes] : Blobs[T]) {
+      auto Got = S->get(D);
+      ASSERT_TRUE(Got) << D.toString() << ": " << Got.status().toString();
+      EXPECT_EQ(*Got, Bytes);
+    }
+    for (const auto &[K, V] : Entries[T]) {
+      auto Got = S->actionCache().get(K);
+      ASSERT_TRUE(Got) << K << ": " << Got.status().toString();
+      EXPECT_EQ(*Got, V);
+    }
+  }
+  StoreStats Running = S->stats();
+  EXPECT_EQ(Running.blob_count, uint64_t(Bulk + 1 + Threads * PerThread));
+  EXPECT_EQ(Running.action_entries, uint64_t(1 + Threads * PerThread));
+  EXPECT_EQ(S->corruptBlobsFound(), 1u);
+  EXPECT_TRUE(S->scrub().clean());
+  S.reset();
+  auto Recount = capped(0);
+  Recount.recount_stats_on_open = true;
+  S = open(Recount);
+  EXPECT_EQ(S->stats().blob_count, Running.blob_count);
+  EXPECT_EQ(S->stats().total_bytes, Running.total_bytes);
+  EXPECT_EQ(S->stats().action_entries, Running.action_entries);
+  EXPECT_EQ(S->stats().action_bytes, Running.action_bytes);
+}
+
+// A scrub re-creates its iterators every few thousand keys (so as not to
+// pin one RocksDB version for its whole run): every key is still visited
+// exactly once.
+TEST_F(EvictionTest, ScrubVisitsEveryKeyAcrossIteratorRefreshes) {
+  auto S = open(capped(0));
+  constexpr int N = 9000; // past two refreshes (one per 4096 keys)
+  uint64_t Bytes = 0;
+  for (int I = 0; I < N; ++I) {
+    std::string B = "blob " + std::to_string(I);
+    Bytes += B.size();
+    ASSERT_TRUE(S->putBytes(B));
+  }
+  for (int I = 0; I < N; I += 1000)
+    ASSERT_TRUE(S->actionCache().put(key("e" + std::to_string(I)), refsValue({})).isOk());
+  ScrubReport R = S->scrub();
+  EXPECT_TRUE(R.clean()) << R.toString();
+  EXPECT_EQ(R.blobs_checked, uint64_t(N));
+  EXPECT_EQ(R.bytes_checked, Bytes);
+  EXPECT_EQ(R.entries_checked, uint64_t(N / 1000));
+  EXPECT_EQ(R.index_repairs, 0u);
+}
+
+// A scrub stops when asked (ScrubOptions::cancel), reporting what it
+// checked, and still drops the entries of a blob it dropped.
+TEST_F(EvictionTest, CancelledScrubStopsAndKeepsEntriesConsistent) {
+  Digest Rotten;
+  {
+    auto S = open(capped(0));
+    Rotten = *S->putBytes("rotten artifact");
+    ASSERT_TRUE(S->actionCache().put(key("rotten"), refsValue({Rotten})).isOk());
+    for (int I = 0; I < 50; ++I)
+      ASSERT_TRUE(S->putBytes("bulk " + std::to_string(I)));
+  }
+  rawPut("cas", Rotten.toString(), "rotten artifacT");
+  std::atomic<bool> Cancel{false};
+  auto O = capped(0);
+  // The scrub warns when it finds the rotten blob: cancel it right there.
+  O.warning_handler = [&](std::string_view M) {
+    Warnings.emplace_back(M);
+    if (M.rfind("scrub: corrupt blob", 0) == 0)
+      Cancel = true;
+  };
+  auto S = open(O);
+  ScrubOptions Opts;
+  Opts.cancel = &Cancel;
+  ScrubReport R = S->scrub(Opts);
+  EXPECT_EQ(R.status.code(), Status::Code::Cancelled) << R.toString();
+  EXPECT_FALSE(R.clean());
+  EXPECT_EQ(R.corrupt_blobs, 1u);
+  EXPECT_EQ(R.entries_checked, 0u); // stopped before the entries
+  EXPECT_LT(R.blobs_checked, 52u);
+  EXPECT_FALSE(S->contains(Rotten));
+  EXPECT_TRUE(S->actionCache().get(key("rotten")).isNotFound());
+  EXPECT_EQ(S->stats().action_entries, 0u);
+  EXPECT_TRUE(S->scrub().clean());
 }
 
 } // namespace

@@ -5,11 +5,14 @@
 // answers every compile correctly; msld --scrub checks the data it left.
 #include "DaemonFixture.h"
 #include "msl/client/Client.h"
+#include "msl/v1/admin.grpc.pb.h"
 
 #include <rocksdb/db.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -24,6 +27,20 @@ namespace {
 using msl::v1::CompileResponse;
 
 class CacheDurabilityTest : public DaemonTest {};
+
+// msld evicts on a thread of its own, so the bytes held may pass the bound
+// for a moment after an upload: waits (at most `seconds`) until a scrape
+// shows `metric` at most `bound`; false if it never does.
+bool waitForMetricAtMost(Daemon &d, const std::string &metric, double bound, int seconds = 30) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (;;) {
+    if (d.metric(metric) <= bound)
+      return true;
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 struct Acked {
   msl::v1::Digest digest;
@@ -238,7 +255,7 @@ TEST_F(CacheDurabilityTest, CappedDaemonEvictsAndStillAnswersCorrectly) {
       blob[j] = char(rng());
     auto r = client.uploadBlobs({blob});
     ASSERT_TRUE(r.ok()) << r.status().error_message();
-    EXPECT_LE(d.metric("msld_cache_bytes"), double(kCap));
+    EXPECT_TRUE(waitForMetricAtMost(d, "msld_cache_bytes", double(kCap))) << d.metric("msld_cache_bytes");
   }
   EXPECT_GT(d.metric("msld_cache_evictions_total{kind=\"blob\"}"), 0);
   EXPECT_GE(d.metric("msld_cache_evictions_total{kind=\"action\"}"), 1); // the first compile's result
@@ -275,7 +292,7 @@ TEST_F(CacheDurabilityTest, CappedDaemonEvictsAndStillAnswersCorrectly) {
                                 << errors.front();
     for (size_t i = 0; i < bytes.size(); ++i)
       EXPECT_EQ(sha256Hex(bytes[i]), artifacts[i].hash());
-    EXPECT_LE(d.metric("msld_cache_bytes"), double(kCap));
+    EXPECT_TRUE(waitForMetricAtMost(d, "msld_cache_bytes", double(kCap))) << d.metric("msld_cache_bytes");
   }
   // Compiled (or hit) and then asked again at once: nothing pushed it out.
   CompileResponse third, hit;
@@ -353,6 +370,200 @@ TEST_F(CacheDurabilityTest, ScrubModeDropsACorruptArtifactAndItsResult) {
   ASSERT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(sha256Hex(bytes[0]), victim.hash());
   EXPECT_EQ(again.metric("msld_cas_corrupt_blobs_total"), 0); // the scrub found it, not a read
+}
+
+// Tens of MiB of random blobs (3 MiB each, in blob files), so that a scrub
+// takes a while.
+void uploadBulk(Daemon &d, int count, unsigned seed) {
+  msl::client::Client client(d.address());
+  std::mt19937 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    std::string blob = "big " + std::to_string(seed) + "/" + std::to_string(i) + ":";
+    blob.resize(3 << 20);
+    for (size_t j = 16; j < blob.size(); ++j)
+      blob[j] = char(rng());
+    ASSERT_TRUE(client.uploadBlobs({blob}).ok());
+  }
+}
+
+// Admin.Scrub over gRPC (msld --scrub's checks on the live store): while
+// clients upload and compile, and are answered, it drops the artifact that
+// rotted on disk and the result referencing it, answers with the counts,
+// and loses nothing that was acknowledged meanwhile; msld then compiles
+// that result again.
+TEST_F(CacheDurabilityTest, OnlineScrubDropsACorruptArtifactWhileServing) {
+  Daemon &d = startDaemon();
+  CompileResponse compiled, other;
+  ASSERT_TRUE(compile(d, compileRequest(kernelSource(1)), compiled).ok());
+  ASSERT_TRUE(compile(d, compileRequest(kernelSource(2)), other).ok());
+  ASSERT_TRUE(compiled.success() && other.success());
+  ASSERT_GE(compiled.artifacts_size(), 1);
+  const msl::v1::Digest victim = compiled.artifacts(0).digest();
+  uploadBulk(d, 24, 3);
+  EXPECT_EQ(d.stop(), 0);
+  damageBlob((dir_ / "data").string(), victim.hash() + "/" + std::to_string(victim.size_bytes()));
+
+  Daemon &again = startDaemon();
+  ASSERT_TRUE(again.running()) << again.log();
+  const std::string address = again.address();
+  std::mutex mu;
+  std::vector<Acked> blobs;
+  std::vector<int> compiledVariants;
+  std::atomic<bool> stop{false}, scrubbing{false};
+  std::atomic<int> failures{0}, calls{0}, callsDuringScrub{0};
+  // A call that began and ended while the scrub ran.
+  auto count = [&](bool startedDuring) {
+    ++calls;
+    if (startedDuring && scrubbing)
+      ++callsDuringScrub;
+  };
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 3; ++t)
+    clients.emplace_back([&, t] {
+      msl::client::ClientOptions o;
+      o.address = address;
+      o.call_deadline = std::chrono::seconds(60);
+      msl::client::Client client(o);
+      std::mt19937 rng(500 + t);
+      for (int i = 0; !stop; i += 2) {
+        std::vector<std::string> batch = {randomBlob(rng, t, i), randomBlob(rng, t, i + 1)};
+        bool during = scrubbing;
+        auto r = client.uploadBlobs(batch);
+        if (!r.ok()) {
+          ++failures;
+          return;
+        }
+        count(during);
+        std::lock_guard lock(mu);
+        for (size_t j = 0; j < batch.size(); ++j)
+          blobs.push_back({(*r)[j], std::move(batch[j])});
+      }
+    });
+  clients.emplace_back([&] {
+    msl::client::ClientOptions o;
+    o.address = address;
+    o.call_deadline = std::chrono::seconds(60);
+    msl::client::Client client(o);
+    for (int v = 100; !stop; ++v) {
+      bool during = scrubbing;
+      auto c = client.compile(compileRequest(kernelSource(v)));
+      if (!c.ok() || !c->success()) {
+        ++failures;
+        return;
+      }
+      count(during);
+      std::lock_guard lock(mu);
+      compiledVariants.push_back(v);
+    }
+  });
+  for (int i = 0; i < 600 && calls < 6; ++i) // the clients are under way
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  auto admin = msl::v1::Admin::NewStub(again.channel());
+  auto scrub = [&](msl::v1::ScrubResponse &response) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+    return admin->Scrub(&ctx, msl::v1::ScrubRequest(), &response);
+  };
+  msl::v1::ScrubResponse first;
+  scrubbing = true;
+  grpc::Status status = scrub(first);
+  scrubbing = false;
+  ASSERT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  EXPECT_FALSE(first.clean());
+  EXPECT_TRUE(first.complete()) << first.error();
+  EXPECT_EQ(first.corrupt_blobs(), 1u) << first.report();
+  EXPECT_EQ(first.entries_missing_blobs(), 1u) << first.report();
+  EXPECT_EQ(first.corrupt_entries(), 0u) << first.report();
+  EXPECT_GE(first.blobs_checked(), 24u) << first.report();
+  EXPECT_GE(first.bytes_checked(), uint64_t(24) * (3 << 20)) << first.report();
+  EXPECT_GE(first.entries_checked(), 1u) << first.report();
+  EXPECT_NE(first.report().find("corrupt_blobs=1 "), std::string::npos) << first.report();
+  // msld kept answering: the scrub holds no lock the serving threads wait on.
+  EXPECT_GT(callsDuringScrub, 0) << "no call was answered during a scrub of " << first.duration_seconds() << " s";
+  std::cerr << callsDuringScrub << " calls answered during the scrub (" << first.duration_seconds() << " s)\n";
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  stop = true;
+  for (auto &c : clients)
+    c.join();
+  EXPECT_EQ(failures, 0) << again.log();
+
+  // Nothing acknowledged was lost.
+  std::vector<msl::v1::Digest> digests;
+  for (const auto &b : blobs)
+    digests.push_back(b.digest);
+  std::vector<std::string> errors;
+  auto read = readAll(again, digests, errors);
+  EXPECT_TRUE(errors.empty()) << errors.size() << " acknowledged blobs unreadable, e.g. " << errors.front();
+  size_t intact = 0;
+  for (size_t i = 0; i < read.size(); ++i)
+    intact += read[i] == blobs[i].bytes;
+  EXPECT_EQ(intact, blobs.size());
+  for (int v : compiledVariants) {
+    CompileResponse hit;
+    ASSERT_TRUE(compile(again, compileRequest(kernelSource(v)), hit).ok());
+    EXPECT_TRUE(hit.cache_hit()) << "variant " << v << " was acknowledged but is not cached";
+  }
+
+  CompileResponse recompiled, kept;
+  ASSERT_TRUE(compile(again, compileRequest(kernelSource(1)), recompiled).ok());
+  EXPECT_FALSE(recompiled.cache_hit()); // its result went with the artifact
+  ASSERT_TRUE(recompiled.success());
+  EXPECT_EQ(recompiled.artifacts(0).digest().hash(), victim.hash());
+  ASSERT_TRUE(compile(again, compileRequest(kernelSource(2)), kept).ok());
+  EXPECT_TRUE(kept.cache_hit());
+
+  msl::v1::ScrubResponse second;
+  status = scrub(second);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(second.clean()) << second.report();
+  EXPECT_EQ(second.blobs(), second.blobs_checked());
+
+  EXPECT_EQ(again.metric("msld_cache_scrubs_total{result=\"corrupt\"}"), 1);
+  EXPECT_EQ(again.metric("msld_cache_scrubs_total{result=\"clean\"}"), 1);
+  EXPECT_EQ(again.metric("msld_cache_scrub_dropped_total{kind=\"blob\"}"), 1);
+  EXPECT_EQ(again.metric("msld_cache_scrub_dropped_total{kind=\"action\"}"), 1);
+  EXPECT_EQ(again.metric("msld_cache_scrub_blobs_checked_total"),
+            double(first.blobs_checked() + second.blobs_checked()));
+  EXPECT_EQ(again.metric("msld_cache_scrub_running"), 0);
+  EXPECT_EQ(again.metric("msld_cas_corrupt_blobs_total"), 1); // what the scrub found
+  EXPECT_EQ(again.metric("msld_requests_total{code=\"OK\",method=\"Scrub\"}"), 2);
+}
+
+// One scrub at a time: Scrub calls made together over a store of tens of
+// MiB (each scrub reads it all) find one running, FAILED_PRECONDITION.
+TEST_F(CacheDurabilityTest, ConcurrentScrubsAreRefusedWhileOneRuns) {
+  Daemon &d = startDaemon();
+  uploadBulk(d, 24, 11);
+  auto admin = msl::v1::Admin::NewStub(d.channel());
+  int refused = 0, ok = 0;
+  for (int round = 0; round < 5 && refused == 0; ++round) {
+    std::vector<std::future<grpc::Status>> calls;
+    for (int i = 0; i < 3; ++i)
+      calls.push_back(std::async(std::launch::async, [&] {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+        msl::v1::ScrubResponse response;
+        grpc::Status s = admin->Scrub(&ctx, msl::v1::ScrubRequest(), &response);
+        if (s.ok())
+          EXPECT_TRUE(response.clean()) << response.report();
+        return s;
+      }));
+    for (auto &c : calls) {
+      grpc::Status s = c.get();
+      if (s.ok()) {
+        ++ok;
+      } else {
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+        EXPECT_NE(s.error_message().find("a scrub is already running"), std::string::npos) << s.error_message();
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0) << "three Scrub calls at once never overlapped";
+  EXPECT_GT(ok, 0);
+  EXPECT_EQ(d.metric("msld_requests_total{code=\"FAILED_PRECONDITION\",method=\"Scrub\"}"), double(refused));
 }
 
 } // namespace

@@ -201,6 +201,41 @@ TEST_F(MsldTest, CacheSurvivesRestart) {
   EXPECT_EQ(d.metric("msld_action_cache_misses_total"), 0);
 }
 
+// --listen-unix: the same services on a Unix socket beside the TCP port,
+// one store behind both; a path holding anything but a socket is refused.
+TEST_F(MsldTest, ServesTheSameServicesOnAUnixSocket) {
+  const std::string socket = (dir_ / "msld.sock").string();
+  Daemon &d = startDaemon({"--listen-unix", socket});
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  auto overUnix = msl::v1::Compiler::NewStub(channel);
+  auto req = compileRequest(readSourceFile("examples/saxpy.metal"), {}, Target::NVPTX64);
+  CompileResponse first, second;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  grpc::Status s = overUnix->Compile(&ctx, req, &first);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(first.success()) << diagnosticsText(first);
+  EXPECT_FALSE(first.cache_hit());
+  ASSERT_TRUE(compile(d, req, second).ok()); // over TCP
+  EXPECT_TRUE(second.cache_hit());
+  EXPECT_EQ(artifact(first, msl::v1::PTX), artifact(second, msl::v1::PTX));
+  EXPECT_EQ(daemon_->stop(), 0);
+
+  // A socket left behind is replaced; a regular file is not touched.
+  EXPECT_TRUE(startDaemon({"--listen-unix", socket}).running());
+  EXPECT_EQ(daemon_->stop(), 0);
+  const std::string file = (dir_ / "not-a-socket").string();
+  std::ofstream(file) << "keep me";
+  Daemon refused((dir_ / "data2").string(), {"--listen-unix", file});
+  EXPECT_FALSE(refused.start());
+  EXPECT_NE(refused.log().find("it exists and is not a socket"), std::string::npos) << refused.log();
+  std::ifstream in(file);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "keep me");
+}
+
 // Flips the last byte of every value in the store's `cas` column family, as
 // a disk fault would, while msld is stopped.
 void corruptEveryBlob(const std::string &dbPath) {

@@ -5,6 +5,7 @@
 #include "DaemonFixture.h"
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +58,9 @@ TEST_F(MetricsTest, ScrapePassesPromtoolAndCountsACompile) {
         "msld_cas_corrupt_blobs_total", "msld_worker_crashes_total", "msld_worker_timeouts_total",
         "msld_worker_memory_limit_kills_total", "msld_worker_identity_mismatches_total",
         "msld_compiles_in_flight", "msld_compile_queue_depth", "msld_compiles_deduplicated_total",
-        "msld_compiles_cancelled_total", "msld_requests_rejected_total"})
+        "msld_compiles_cancelled_total", "msld_requests_rejected_total", "msld_worker_sandboxed",
+        "msld_cache_scrubs_total", "msld_cache_scrub_blobs_checked_total", "msld_cache_scrub_bytes_checked_total",
+        "msld_cache_scrub_entries_checked_total", "msld_cache_scrub_dropped_total", "msld_cache_scrub_running"})
     EXPECT_TRUE(hasLine(scrape, std::string("# TYPE ") + family + " ")) << family << " missing:\n"
                                                                          << scrape;
   for (const char *reason : {"queue_full", "too_large", "invalid_argument"})
@@ -74,6 +78,42 @@ TEST_F(MetricsTest, ScrapePassesPromtoolAndCountsACompile) {
   EXPECT_EQ(d.metric("msld_compiles_in_flight"), 0);
   EXPECT_GT(d.metric("msld_cas_blobs"), 0); // read from the store at scrape time
   EXPECT_GT(d.metric("msld_cas_bytes"), 0);
+}
+
+// msld_worker_sandboxed{pool} says what msld's log line and ready file say:
+// 1 for a pool whose workers run in the sandbox (where the machine allows
+// it), 0 with --sandbox off (CUDA workers never are).
+TEST_F(MetricsTest, WorkerSandboxedGaugeMatchesTheSandboxState) {
+  auto readySandbox = [&] {
+    std::ifstream in(dir_ / "data.ready.json");
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.contains("sandbox") ? j["sandbox"] : nlohmann::json::object();
+  };
+  // A pool msld does not run (no execution workers, no GPU) has no series.
+  auto gauge = [](Daemon &d, const char *pool) {
+    return d.metric(std::string("msld_worker_sandboxed{pool=\"") + pool + "\"}");
+  };
+  Daemon &d = startDaemon({"--cuda", "off"});
+  nlohmann::json state = readySandbox();
+  ASSERT_TRUE(state.contains("compile") && state.contains("execution")) << state.dump();
+  bool sandboxed = state["compile"].get<bool>();
+  EXPECT_EQ(gauge(d, "compile"), sandboxed ? 1 : 0) << state.dump();
+  EXPECT_NE(d.log().find(sandboxed ? "compile workers sandboxed" : "compile workers not sandboxed"),
+            std::string::npos)
+      << d.log();
+  if (d.log().find("execution workers none") != std::string::npos)
+    EXPECT_TRUE(std::isnan(gauge(d, "execution")));
+  else
+    EXPECT_EQ(gauge(d, "execution"), state["execution"].get<bool>() ? 1 : 0) << state.dump();
+  EXPECT_TRUE(std::isnan(gauge(d, "cuda"))); // --cuda off
+
+  Daemon &off = startDaemon({"--cuda", "off", "--sandbox", "off"});
+  state = readySandbox();
+  EXPECT_FALSE(state.value("compile", true)) << state.dump();
+  EXPECT_EQ(gauge(off, "compile"), 0);
+  if (off.log().find("execution workers none") == std::string::npos)
+    EXPECT_EQ(gauge(off, "execution"), 0);
+  EXPECT_NE(off.scrapeMetrics().find("# TYPE msld_worker_sandboxed gauge"), std::string::npos);
 }
 
 // --metrics-listen with port 0 picks a free port, which msld reports (the

@@ -4,6 +4,7 @@
 #include "DaemonFixture.h"
 
 #include "msl/client/Client.h"
+#include "msl/v1/admin.grpc.pb.h"
 
 #include <array>
 #include <csignal>
@@ -21,6 +22,7 @@ using msl::client::ClientOptions;
 constexpr const char *kReadToken = "reader-0123456789abcdef";
 constexpr const char *kCompileToken = "builder-0123456789abcdef";
 constexpr const char *kLateToken = "latecomer-0123456789abcdef";
+constexpr const char *kAdminToken = "operator-0123456789abcdef";
 
 
 std::string shq(const std::string &s) { return "'" + s + "'"; }
@@ -242,6 +244,38 @@ TEST_F(SecurityTest, SighupReloadsTheTokenFile) {
   EXPECT_TRUE(compileSaxpy(client(nullptr, nullptr, kLateToken)).ok());
   EXPECT_TRUE(daemon_->running());
   EXPECT_EQ(daemon_->log().find(kLateToken), std::string::npos);
+}
+
+// msl.v1.Admin/Scrub reads the whole store: only the admin role may start
+// one (README "Security"); every other role is PERMISSION_DENIED naming it.
+TEST_F(SecurityTest, ScrubNeedsTheAdminRole) {
+  std::string tokens = tokensFile(std::string(kCompileToken) + " compile,execute,read\n" + kAdminToken + " admin\n");
+  startDaemon({"--auth-tokens", tokens});
+  ASSERT_TRUE(daemon_->running());
+  auto admin = msl::v1::Admin::NewStub(daemon_->channel());
+  auto scrub = [&](const char *token, msl::v1::ScrubResponse &response) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    if (token)
+      ctx.AddMetadata("authorization", std::string("Bearer ") + token);
+    return admin->Scrub(&ctx, msl::v1::ScrubRequest(), &response);
+  };
+  msl::v1::ScrubResponse response;
+  grpc::Status anonymous = scrub(nullptr, response);
+  EXPECT_CODE(anonymous, UNAUTHENTICATED);
+  grpc::Status builder = scrub(kCompileToken, response);
+  EXPECT_CODE(builder, PERMISSION_DENIED);
+  EXPECT_NE(builder.error_message().find("token lacks role 'admin' needed by msl.v1.Admin/Scrub (it has "
+                                         "read,compile,execute)"),
+            std::string::npos)
+      << builder.error_message();
+  grpc::Status admitted = scrub(kAdminToken, response);
+  EXPECT_TRUE(admitted.ok()) << msl::client::describeStatus(admitted);
+  EXPECT_TRUE(response.clean()) << response.report();
+  EXPECT_TRUE(response.complete());
+  EXPECT_EQ(daemon_->metric("msld_requests_total{code=\"PERMISSION_DENIED\",method=\"Scrub\"}"), 1);
+  EXPECT_EQ(daemon_->metric("msld_cache_scrubs_total{result=\"clean\"}"), 1);
+  EXPECT_EQ(daemon_->log().find(kAdminToken), std::string::npos);
 }
 
 TEST_F(SecurityTest, BadTokenFileRefusesToStart) {

@@ -8,6 +8,7 @@
 #include "msl/v1/cas.grpc.pb.h"
 #include "msl/v1/compiler.grpc.pb.h"
 #include "msl/v1/execute.grpc.pb.h"
+#include "msl/v1/admin.grpc.pb.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -122,7 +123,7 @@ TEST(AuthTable, CoversEveryMethodOfEveryService) {
   std::set<std::string> served;
   for (const google::protobuf::FileDescriptor *fd :
        {msl::v1::FindMissingBlobsRequest::descriptor()->file(), msl::v1::CompileRequest::descriptor()->file(),
-        msl::v1::ExecuteRequest::descriptor()->file()}) {
+        msl::v1::ExecuteRequest::descriptor()->file(), msl::v1::ScrubRequest::descriptor()->file()}) {
     ASSERT_NE(fd, nullptr);
     for (int s = 0; s < fd->service_count(); ++s)
       for (int m = 0; m < fd->service(s)->method_count(); ++m)
@@ -138,6 +139,7 @@ TEST(AuthTable, CoversEveryMethodOfEveryService) {
     EXPECT_TRUE(served.count(entry.method)) << entry.method << " is not an RPC of msl.v1";
   EXPECT_EQ(*rolesFor("/msl.v1.Compiler/Compile"), kRoleCompile);
   EXPECT_EQ(*rolesFor("/msl.v1.Executor/Execute"), kRoleExecute);
+  EXPECT_EQ(*rolesFor("/msl.v1.Admin/Scrub"), kRoleAdmin);
   EXPECT_TRUE(isOpenMethod("/grpc.health.v1.Health/Check"));
   EXPECT_TRUE(isOpenMethod("/grpc.health.v1.Health/Watch"));
   EXPECT_FALSE(isOpenMethod("/msl.v1.Compiler/Compile"));
@@ -204,6 +206,15 @@ TEST(AuthCheck, RolesDecidePermission) {
             "token lacks role 'execute' needed by msl.v1.Executor/Execute (it has compile)");
 
   EXPECT_TRUE(auth.check("/msl.v1.Executor/Execute", both.map, kNoCert).ok());
+  // Admin RPCs: admin alone.
+  for (const Md *notAdmin : {&read, &compile, &both}) {
+    d = auth.check("/msl.v1.Admin/Scrub", notAdmin->map, kNoCert);
+    EXPECT_EQ(d.status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_NE(d.status.error_message().find("token lacks role 'admin' needed by msl.v1.Admin/Scrub (it has "),
+              std::string::npos)
+        << d.status.error_message();
+  }
+  EXPECT_TRUE(auth.check("/msl.v1.Admin/Scrub", admin.map, kNoCert).ok());
   for (const auto &m : kMethodRoles)
     EXPECT_TRUE(auth.check(m.method, admin.map, kNoCert).ok()) << m.method;
   // A method outside the table is refused even for admin... after auth.

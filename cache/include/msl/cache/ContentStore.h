@@ -6,9 +6,10 @@
 // blob is never handed out: it is logged, counted, deleted and reported as
 // missing, which makes clients re-upload or the daemon recompile.
 //
-// With StoreOptions::max_bytes the store is a bounded LRU cache: puts evict
-// the least recently used action entries and blobs (an entry always before
-// the blobs it references); get(), contains(), findMissing(), put() of an
+// With StoreOptions::max_bytes the store is a bounded LRU cache: a thread of
+// its own (the evictor, woken by the put that crosses the bound) evicts the
+// least recently used action entries and blobs (an entry always before the
+// blobs it references); get(), contains(), findMissing(), put() of an
 // existing blob and ActionCache::get() count as uses.
 //
 // All methods are thread-safe.
@@ -20,6 +21,7 @@
 #include "msl/cache/Digest.h"
 #include "msl/cache/Status.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,17 +81,32 @@ struct StoreOptions {
   /// Upper bound on the bytes the store keeps: the sizes of the blobs plus
   /// the stored sizes of the action-cache values (RocksDB's own overhead,
   /// keys, indexes and space not yet compacted, is not counted). When a put
-  /// takes the total past it, that put evicts least recently used items
-  /// before it returns, down to max_bytes * eviction_target_fraction. An
-  /// action-cache entry is always evicted before the blobs it references
+  /// takes the total past it, that put wakes the evictor thread, which
+  /// evicts least recently used items down to max_bytes *
+  /// eviction_target_fraction; the put does not evict itself (see
+  /// eviction_max_wait_ms), so the total may pass max_bytes for a moment.
+  /// An action-cache entry is always evicted before the blobs it references
   /// (see action_references), so a hit never finds its artifacts gone. A
   /// single value larger than max_bytes is refused with Code::TooLarge.
-  /// 0 (the default) keeps everything.
+  /// Opening a store above max_bytes evicts before open() returns.
+  /// 0 (the default) keeps everything and starts no evictor.
   uint64_t max_bytes = 0;
 
   /// Eviction frees down to this fraction of max_bytes, so that the puts
   /// right after it do not each evict again. In (0, 1]; default 0.95.
   double eviction_target_fraction = 0.95;
+
+  /// Backpressure: a put that leaves the total past max_bytes by more than
+  /// an eighth of it (the evictor falls behind the writers) waits for the
+  /// evictor's pass, at most this many milliseconds, so that writers slow
+  /// to the evictor's pace rather than the store outgrowing its bound. A
+  /// put never waits longer, and below that margin not at all. 0: never
+  /// wait. Default 100.
+  uint64_t eviction_max_wait_ms = 100;
+
+  /// Tests only: called on the evictor thread before each eviction pass
+  /// (a test holds the evictor by blocking in it).
+  std::function<void()> before_eviction_pass;
 
   /// Recency ("last used") is exact in memory; its persisted copy, which
   /// orders eviction after a restart, is rewritten at most once per this
@@ -117,6 +134,11 @@ struct ScrubOptions {
   /// Let the scrub's reads fill the block cache. Default false: a scrub
   /// reads everything once and would only evict the hot blocks.
   bool fill_cache = false;
+
+  /// When set and true, the scrub stops at the next item, reports what it
+  /// checked (status Cancelled), and still drops the entries referencing
+  /// blobs it dropped. Read by the scrub's thread; set from any thread.
+  const std::atomic<bool> *cancel = nullptr;
 };
 
 struct ScrubReport {
@@ -193,8 +215,17 @@ public:
   /// digests and checks entries' checksums, drops what is corrupt (with
   /// ScrubOptions::drop_corrupt) and the entries referencing dropped or
   /// missing blobs, and makes the recency index match the data. Runs
-  /// alongside other calls (it holds no lock for long); costs one full read.
+  /// alongside other calls on a live store: it holds no lock across the
+  /// scan (each item is re-checked under its key's lock before anything is
+  /// deleted, so a good or freshly written item is never dropped), and
+  /// costs one full read. Scrubs run one at a time (a second call waits).
   ScrubReport scrub(const ScrubOptions &Opts = {});
+
+  /// Waits until the evictor has finished every pass requested so far (the
+  /// store is then under max_bytes, unless writes continue). True when it
+  /// got there within \p TimeoutMs. Writers never need it; tests and tools
+  /// that read the size right after a put do.
+  bool waitForEviction(uint64_t TimeoutMs) const;
 
   StoreStats stats() const;
   uint64_t blobCount() const;

@@ -28,6 +28,8 @@ public:
     TooLarge,
     /// The database could not be opened, read or written.
     IOError,
+    /// Stopped on request before it finished (ScrubOptions::cancel).
+    Cancelled,
   };
 
   Status() = default;
@@ -43,6 +45,9 @@ public:
   }
   static Status ioError(std::string Msg) {
     return Status(Code::IOError, std::move(Msg));
+  }
+  static Status cancelled(std::string Msg) {
+    return Status(Code::Cancelled, std::move(Msg));
   }
 
   bool isOk() const { return C == Code::Ok; }
