@@ -56,6 +56,10 @@ bool DaemonProcess::start(const DaemonOptions &options, std::string *error) {
                                    "--data-dir", data,
                                    "--ready-file", ready,
                                    "--compile-workers", std::to_string(options.compileWorkers)};
+  if (options.listenUnix) {
+    unixSocket_ = (dir_ / "msld.sock").string();
+    argv.insert(argv.end(), {"--listen-unix", unixSocket_});
+  }
   argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
   auto fail = [&](const std::string &message) {
     *error = message;

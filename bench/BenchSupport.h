@@ -27,6 +27,7 @@ struct DaemonOptions {
   int compileWorkers = 2;              // --compile-workers
   std::vector<std::string> extraArgs;  // appended to msld's command line
   std::string tempPrefix = "msl-bench"; // /tmp/<prefix>-XXXXXX
+  bool listenUnix = false;             // also --listen-unix <dir>/msld.sock
   std::chrono::seconds readyTimeout{60};
 };
 
@@ -51,12 +52,15 @@ class DaemonProcess {
   int grpcPort() const { return grpcPort_; }
   int metricsPort() const { return metricsPort_; }
   const std::filesystem::path &dir() const { return dir_; }
+  // "unix:<dir>/msld.sock" with DaemonOptions::listenUnix, else empty.
+  std::string unixAddress() const { return unixSocket_.empty() ? "" : "unix:" + unixSocket_; }
   std::filesystem::path logPath() const { return dir_ / "msld.log"; }
 
  private:
   pid_t pid_ = -1;
   int grpcPort_ = 0, metricsPort_ = 0;
   std::filesystem::path dir_;
+  std::string unixSocket_;
 };
 
 // Nearest-rank percentile (p in [0, 1]) of the samples; 0 when empty.

@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
   msl::bench::DaemonOptions dopts;
   dopts.msld = args.msld;
   dopts.compileWorkers = args.workers;
+  dopts.listenUnix = true;
   if (std::string error; !daemon.start(dopts, &error)) die(error);
   std::cout << "msld started: pid " << daemon.pid() << ", gRPC 127.0.0.1:" << daemon.grpcPort()
             << ", metrics 127.0.0.1:" << daemon.metricsPort() << "\n" << std::flush;
@@ -306,14 +307,24 @@ int main(int argc, char **argv) {
     req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(256);
     req.set_repeat(1);
 
-    auto executor = msl::v1::Executor::NewStub(client.channel());
+    // The same calls over TCP loopback and over msld's Unix socket,
+    // alternated call by call so that both see the same machine.
+    msl::client::ClientOptions unixOptions = client.options();
+    unixOptions.address = daemon.unixAddress();
+    msl::client::Client unixClient(unixOptions);
+    struct Transport {
+      const char *name;
+      std::unique_ptr<msl::v1::Executor::Stub> stub;
+      std::vector<double> rpc, kernel;
+    } transports[] = {{"TCP 127.0.0.1", msl::v1::Executor::NewStub(client.channel()), {}, {}},
+                      {"Unix socket", msl::v1::Executor::NewStub(unixClient.channel()), {}, {}}};
     // Returns the wall time of the Execute call alone; the checks follow it.
-    auto execCall = [&](bool wantHit, double *kernelUs) {
+    auto execCall = [&](msl::v1::Executor::Stub &executor, bool wantHit, double *kernelUs) {
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + client.options().call_deadline);
       msl::v1::ExecuteResponse resp;
       auto t0 = Clock::now();
-      grpc::Status s = executor->Execute(&ctx, req, &resp);
+      grpc::Status s = executor.Execute(&ctx, req, &resp);
       double us = micros(Clock::now() - t0);
       if (!s.ok()) die("Execute copy_buffer: " + msl::client::describeStatus(s));
       if (wantHit && !resp.compile_cache_hit()) die("Execute copy_buffer: expected compile_cache_hit");
@@ -326,24 +337,34 @@ int main(int argc, char **argv) {
       return us;
     };
     double k;
-    execCall(false, &k); // compile (miss), worker JIT
-    for (int i = 0; i < 10; ++i) execCall(true, &k);
-    std::vector<double> rpc, kernel;
-    for (int i = 0; i < args.execCalls; ++i) {
-      rpc.push_back(execCall(true, &k));
-      kernel.push_back(k);
+    execCall(*transports[0].stub, false, &k); // compile (miss), worker JIT
+    for (auto &t : transports)
+      for (int i = 0; i < 10; ++i) execCall(*t.stub, true, &k);
+    for (int i = 0; i < args.execCalls; ++i)
+      for (auto &t : transports) {
+        t.rpc.push_back(execCall(*t.stub, true, &k));
+        t.kernel.push_back(k);
+      }
+    double tcp50 = 0;
+    for (auto &t : transports) {
+      double rpc50 = percentile(t.rpc, .5), kernel50 = percentile(t.kernel, .5);
+      char kernelCell[48], overhead[96];
+      std::snprintf(kernelCell, sizeof kernelCell, "kernel %s", fmtMs(kernel50).c_str());
+      std::snprintf(overhead, sizeof overhead, "overhead %.0f us = %.1fx kernel", rpc50 - kernel50,
+                    (rpc50 - kernel50) / kernel50);
+      rows.push_back({std::string("Execute copy 1 MiB in + 1 MiB out, cpu, cached, ") + t.name,
+                      std::to_string(args.execCalls), fmtMs(rpc50), fmtMs(percentile(t.rpc, .99)), kernelCell,
+                      overhead});
+      execOverheadNote += std::string("Execute over ") + t.name + ": RPC p50 " + fmtMs(rpc50) + " - kernel p50 " +
+                          fmtMs(kernel50) + " (dispatch_time_ns) = overhead " + fmtMs(rpc50 - kernel50) +
+                          "; RPC p50 / kernel p50 = " + std::to_string(rpc50 / kernel50).substr(0, 5) + "x";
+      if (tcp50 == 0)
+        tcp50 = rpc50;
+      else
+        execOverheadNote += "; RPC p50 Unix / TCP = " + std::to_string(rpc50 / tcp50).substr(0, 5);
+      execOverheadNote += "\n";
     }
-    double rpc50 = percentile(rpc, .5), kernel50 = percentile(kernel, .5);
-    char kernelCell[48], overhead[96];
-    std::snprintf(kernelCell, sizeof kernelCell, "kernel %s", fmtMs(kernel50).c_str());
-    std::snprintf(overhead, sizeof overhead, "overhead %.0f us = %.1fx kernel", rpc50 - kernel50,
-                  (rpc50 - kernel50) / kernel50);
-    rows.push_back({"Execute copy 1 MiB in + 1 MiB out, cpu, cached", std::to_string(args.execCalls),
-                    fmtMs(rpc50), fmtMs(percentile(rpc, .99)), kernelCell, overhead});
-    execOverheadNote = "Execute: RPC p50 " + fmtMs(rpc50) + " - kernel p50 " + fmtMs(kernel50) +
-                       " (dispatch_time_ns) = overhead " + fmtMs(rpc50 - kernel50) +
-                       "; RPC p50 / kernel p50 = " + std::to_string(rpc50 / kernel50).substr(0, 5) +
-                       "x; output == input checked on every call";
+    execOverheadNote += "output == input checked on every call";
   }
 
   // (b) cold compiles: service vs. in-process.

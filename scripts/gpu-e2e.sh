@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build-gpu-e2e
 stage=$out/stage
-filter='ExecuteKernelsTest.*:ExecuteCudaTest.*'
+filter='ExecuteKernelsTest.*:ExecuteCudaTest.*:CorpusKernelsTest.*'
 saxpy=(examples/saxpy.metal --kernel saxpy --device cuda:0 --grid 8 --threadgroup 4
        --buffer 0=float:2 --buffer 1=float:1,2,3,4,5,6,7,8 --buffer 2=float:1,1,1,1,1,1,1,1
        --buffer 3=uint:8 --print 2 --stats)
@@ -69,6 +69,10 @@ bundle)
   for b in "$stage"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  # CorpusKernelsTest reads ../shared/corpus-ml: it travels in the bundle
+  # (a build output, never the repository), when this checkout has it.
+  corpus=${MSLD_TEST_CORPUS_ML:-../shared/corpus-ml}
+  [ -d "$corpus" ] && cp -r "$corpus" "$stage/corpus-ml"
   tar -C "$stage" -cJf "$out/bundle.tar.xz" .
   rm -rf "$stage"
   ls -la "$out/bundle.tar.xz";;
@@ -84,7 +88,7 @@ run)
   echo "== msl_cuda_device_test"
   "$root/bin/msl_cuda_device_test" --gtest_brief=1 || status=1
   echo "== msld_integration_test on cuda:0 ($filter)"
-  MSLD_TEST_BIN_DIR=$root/bin MSLD_TEST_SOURCE_DIR=$PWD MSLD_TEST_DEVICE=cuda:0 \
+  MSLD_TEST_BIN_DIR=$root/bin MSLD_TEST_SOURCE_DIR=$PWD MSLD_TEST_DEVICE=cuda:0 MSLD_TEST_CORPUS_ML=$root/corpus-ml \
     MSLD_TEST_DAEMON_ARGS="--exec-workers 0" MSLD_COMPILE_REPLAY_DIR=$root/recordings \
     "$root/bin/msld_integration_test" --gtest_filter="$filter" || status=1
   echo "== mslc run --device cuda:0"
