@@ -52,6 +52,7 @@ struct Args {
   int execCalls = 100;
   std::string examples = MSLD_SOURCE_DIR "/examples";
   std::string msld; // default: beside /proc/self/exe
+  std::vector<std::string> msldArgs; // --msld-arg, appended to msld's flags
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -73,10 +74,11 @@ Args parseArgs(int argc, char **argv) {
     else if (s == "--exec-calls") a.execCalls = std::stoi(next());
     else if (s == "--examples") a.examples = next();
     else if (s == "--msld") a.msld = next();
+    else if (s == "--msld-arg") a.msldArgs.push_back(next());
     else if (s == "-h" || s == "--help") {
       std::cout << "usage: msl-bench [--hot-calls N (200)] [--cold-runs N (15)]\n"
                    "                 [--compile-workers N (2)] [--exec-calls N (100)]\n"
-                   "                 [--examples DIR] [--msld PATH]\n";
+                   "                 [--examples DIR] [--msld PATH] [--msld-arg FLAG]...\n";
       std::exit(0);
     } else {
       die("unknown argument '" + s + "' (see --help)");
@@ -222,6 +224,7 @@ int main(int argc, char **argv) {
   dopts.msld = args.msld;
   dopts.compileWorkers = args.workers;
   dopts.listenUnix = true;
+  dopts.extraArgs = args.msldArgs;
   if (std::string error; !daemon.start(dopts, &error)) die(error);
   std::cout << "msld started: pid " << daemon.pid() << ", gRPC 127.0.0.1:" << daemon.grpcPort()
             << ", metrics 127.0.0.1:" << daemon.metricsPort() << "\n" << std::flush;

@@ -140,6 +140,7 @@ std::vector<CudaLaunch> planCudaLaunches(const uint32_t threadgroups[3], const u
 }
 
 struct CudaDevice::Impl {
+  StageTimes stageTimes; // of the last execute()
   const Driver *d = nullptr;
   CudaDeviceOptions options;
   int ordinal = 0;
@@ -189,6 +190,33 @@ struct CudaDevice::Impl {
     } else {
       d->cuMemFree(p);
     }
+  }
+  // Page-locked host memory the returned buffers come back through: from
+  // device to pageable memory the driver copies through small staging
+  // buffers of its own (1 MiB in ~330 us on the H200's host,
+  // bench/RESULTS.md), into pinned memory the DMA runs at the link's speed
+  // and one memcpy moves the bytes on. Grown to the largest request's
+  // returned bytes up to kStagingBytes; beyond it, or when the driver
+  // cannot pin more, the copies go straight to pageable memory.
+  static constexpr size_t kStagingBytes = 256ull << 20;
+  void *staging = nullptr;
+  size_t stagingBytes = 0;
+  char *stagingFor(size_t bytes) {
+    if (bytes > kStagingBytes)
+      return nullptr;
+    if (bytes > stagingBytes) {
+      if (staging)
+        d->cuMemFreeHost(staging);
+      staging = nullptr;
+      stagingBytes = 0;
+      const size_t want = std::min(kStagingBytes, (bytes + (1u << 20) - 1) & ~size_t((1u << 20) - 1));
+      if (d->cuMemAllocHost(&staging, want) != CUDA_SUCCESS) {
+        staging = nullptr;
+        return nullptr;
+      }
+      stagingBytes = want;
+    }
+    return static_cast<char *>(staging);
   }
   void releasePool() {
     for (auto &[bytes, p] : pool)
@@ -374,6 +402,14 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   }
   const uint64_t threads = uint64_t(tpg[0]) * tpg[1] * tpg[2];
 
+  using StageClock = std::chrono::steady_clock;
+  auto stageStart = StageClock::now();
+  s.stageTimes = {};
+  auto stage = [&](double &field) {
+    auto now = StageClock::now();
+    field = std::chrono::duration<double, std::micro>(now - stageStart).count();
+    stageStart = now;
+  };
   std::string error;
   Impl::Module *module = s.moduleFor(req, resp, error);
   if (!module)
@@ -393,6 +429,7 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     return fail("kernel '" + req.symbol() + "' runs at most " + std::to_string(maxThreads) +
                 " threads per threadgroup on " + s.limits.name + " (its registers), not " + std::to_string(threads));
 
+  stage(s.stageTimes.module_us);
   // Parameters: one value per slot, then the launch block. Threadgroup
   // arguments are offsets into dynamic shared memory, 16-byte aligned.
   std::vector<uint64_t> pointerValues;
@@ -427,6 +464,7 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     if (r != CUDA_SUCCESS)
       return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
   }
+  stage(s.stageTimes.copy_in_us); // allocations, copies and zero fills queued
   for (const auto &slot : req.slots()) {
     switch (slot.kind()) {
     case ExecSlot::BUFFER: {
@@ -500,27 +538,57 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     if (CUresult r = d.cuEventRecord(events.events[2 * i + 1], s.stream); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
   }
+  stage(s.stageTimes.launch_us);
   // msld bounds this wait: past the time limit it kills the worker.
   if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
     s.fault(req.symbol(), r);
+  stage(s.stageTimes.sync_us);
   for (uint32_t i = 0; i < repeat; ++i) {
     float ms = 0;
     if (CUresult r = d.cuEventElapsedTime(&ms, events.events[2 * i], events.events[2 * i + 1]); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
     resp.add_dispatch_time_ns(int64_t(double(ms) * 1e6));
   }
-  for (int i = 0; i < req.buffers_size(); ++i) {
-    const auto &b = req.buffers(i);
-    if (!b.returned())
-      continue;
-    std::string *out = resp.add_buffers();
-    out->resize(b.length());
-    if (b.length() == 0)
-      continue;
-    if (CUresult r = d.cuMemcpyDtoH(out->data(), memory.pointers[size_t(i)], b.length()); r != CUDA_SUCCESS)
+  uint64_t returnedBytes = 0;
+  for (const auto &b : req.buffers())
+    if (b.returned())
+      returnedBytes += b.length();
+  if (char *staging = s.stagingFor(returnedBytes)) {
+    size_t at = 0;
+    for (int i = 0; i < req.buffers_size(); ++i) {
+      const auto &b = req.buffers(i);
+      if (!b.returned() || b.length() == 0)
+        continue;
+      if (CUresult r = d.cuMemcpyDtoHAsync(staging + at, memory.pointers[size_t(i)], b.length(), s.stream);
+          r != CUDA_SUCCESS)
+        s.fault(req.symbol(), r);
+      at += b.length();
+    }
+    if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
+    at = 0;
+    for (const auto &b : req.buffers())
+      if (b.returned()) {
+        resp.add_buffers()->assign(staging + at, b.length());
+        at += b.length();
+      }
+  } else {
+    for (int i = 0; i < req.buffers_size(); ++i) {
+      const auto &b = req.buffers(i);
+      if (!b.returned())
+        continue;
+      std::string *out = resp.add_buffers();
+      out->resize(b.length());
+      if (b.length() == 0)
+        continue;
+      if (CUresult r = d.cuMemcpyDtoH(out->data(), memory.pointers[size_t(i)], b.length()); r != CUDA_SUCCESS)
+        s.fault(req.symbol(), r);
+    }
   }
+  stage(s.stageTimes.copy_out_us);
   return resp;
 }
+
+const CudaDevice::StageTimes &CudaDevice::lastStageTimes() const { return impl_->stageTimes; }
 
 } // namespace msl::executor

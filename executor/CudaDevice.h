@@ -65,6 +65,14 @@ public:
   msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request,
                                             const std::function<void()> &beforeFirstDispatch = {});
 
+  /// Where the last execute() spent its time, in microseconds (for
+  /// MSLD_CUDA_WORKER_TIMING): finding the module and function, the copies
+  /// in and zero fills queued, the launches, their completion, the copies out.
+  struct StageTimes {
+    double module_us = 0, copy_in_us = 0, launch_us = 0, sync_us = 0, copy_out_us = 0;
+  };
+  const StageTimes &lastStageTimes() const;
+
   /// What this device is, for the worker's hello: its GPU, SM and driver.
   const std::string &identity() const;
   /// "cuda:N".

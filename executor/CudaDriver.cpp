@@ -71,6 +71,9 @@ Loaded loadOnce() {
   resolve(library, "cuMemFree_v2", d.cuMemFree, missing);
   resolve(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, missing);
   resolve(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, missing);
+  resolve(library, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync, missing);
+  resolve(library, "cuMemAllocHost_v2", d.cuMemAllocHost, missing);
+  resolve(library, "cuMemFreeHost", d.cuMemFreeHost, missing);
   resolve(library, "cuMemsetD8_v2", d.cuMemsetD8, missing);
   resolve(library, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, missing);
   resolve(library, "cuMemsetD8Async", d.cuMemsetD8Async, missing);

@@ -68,7 +68,7 @@ int probe() {
   return 0;
 }
 
-int serve(const std::string &ordinalText) {
+int serve(const std::string &ordinalText, int payloadFd) {
   if (ordinalText.empty() || ordinalText.size() > 4 || ordinalText.find_first_not_of("0123456789") != std::string::npos) {
     std::cerr << "msld-cuda-worker: --device takes a GPU number, not '" << ordinalText << "'\n";
     return 2;
@@ -88,13 +88,18 @@ int serve(const std::string &ordinalText) {
   FILE *timing = nullptr;
   if (const char *path = std::getenv("MSLD_CUDA_WORKER_TIMING"); path && *path)
     timing = std::fopen(path, "a");
+  // msld's shared payload region (WorkerProtocol.h).
+  msl::service::SharedPayloads shared;
+  if (payloadFd >= 0 && !msl::service::mapSharedPayloads(payloadFd, shared))
+    std::cerr << "msld-cuda-worker: cannot map the payload region; payloads go through the pipe\n";
   ExecWorkerRequest request;
   auto readStart = Clock::now();
   // Split frames (WorkerProtocol.h) from msld: the buffers arrive raw, read
   // straight into the request, and go back raw; a plain request gets a plain
   // response.
   bool split = false;
-  while (msl::service::readAnyMessage(0, request, msl::service::execRequestPayloads, split)) {
+  while (msl::service::readAnyMessage(0, request, msl::service::execRequestPayloads, split,
+                                      msl::service::kMaxWorkerMessageBytes, shared)) {
     auto executeStart = Clock::now();
     // The start note once the module is ready (WorkerProtocol.h): msld's
     // JIT deadline ends and the kernel's time limit starts.
@@ -109,13 +114,17 @@ int serve(const std::string &ordinalText) {
                          " bytes, more than a worker may send (" +
                          std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
     }
-    if (!(split ? msl::service::writeSplitMessage(1, response, msl::service::execResponsePayloads)
+    if (!(split ? msl::service::writeSplitMessage(1, response, msl::service::execResponsePayloads, shared)
                 : msl::service::writeMessage(1, response)))
       return 1;
     auto written = Clock::now();
     if (timing) {
-      std::fprintf(timing, "read_us %.1f execute_us %.1f write_us %.1f\n", us(executeStart - readStart),
-                   us(executeEnd - executeStart), us(written - executeEnd));
+      const auto &st = device->lastStageTimes();
+      std::fprintf(timing,
+                   "read_us %.1f execute_us %.1f write_us %.1f module_us %.1f copy_in_us %.1f launch_us %.1f "
+                   "sync_us %.1f copy_out_us %.1f\n",
+                   us(executeStart - readStart), us(executeEnd - executeStart), us(written - executeEnd),
+                   st.module_us, st.copy_in_us, st.launch_us, st.sync_us, st.copy_out_us);
       std::fflush(timing);
     }
     readStart = Clock::now();
@@ -136,7 +145,9 @@ int main(int argc, char **argv) {
   if (mode == "--probe" && argc == 2)
     return probe();
   if (mode == "--device" && argc == 3)
-    return serve(argv[2]);
-  std::cerr << "usage: msld-cuda-worker --probe | --device N (started by msld)\n";
+    return serve(argv[2], -1);
+  if (mode == "--device" && argc == 5 && std::string(argv[3]) == "--payload-fd")
+    return serve(argv[2], std::atoi(argv[4]));
+  std::cerr << "usage: msld-cuda-worker --probe | --device N [--payload-fd FD] (started by msld)\n";
   return 2;
 }

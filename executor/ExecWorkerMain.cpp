@@ -89,6 +89,11 @@ int main(int argc, char **argv) {
   msl::service::reuseLargeAllocations();
   if (argc >= 2 && std::string(argv[1]) == "--run")
     return runOneFile(argc, argv);
+  // msld's shared payload region (WorkerProtocol.h), mapped before the
+  // sandbox's seccomp filter is installed.
+  msl::service::SharedPayloads shared;
+  if (argc == 3 && std::string(argv[1]) == "--payload-fd" && !msl::service::mapSharedPayloads(std::atoi(argv[2]), shared))
+    std::cerr << "msld-exec-worker: cannot map the payload region; payloads go through the pipe\n";
   msl::executor::CpuDevice device;
   msl::internal::WorkerHello hello;
   hello.set_compiler_identity("msld-exec-worker llvm/" LLVM_VERSION_STRING " cpu/" +
@@ -111,7 +116,8 @@ int main(int argc, char **argv) {
   // straight into the request, and go back raw; a plain request gets a plain
   // response.
   bool split = false;
-  while (msl::service::readAnyMessage(0, req, msl::service::execRequestPayloads, split)) {
+  while (msl::service::readAnyMessage(0, req, msl::service::execRequestPayloads, split,
+                                      msl::service::kMaxWorkerMessageBytes, shared)) {
     // The start note once the kernel is JIT-compiled (WorkerProtocol.h):
     // msld's JIT deadline ends and the kernel's time limit starts.
     ExecWorkerResponse resp = device.execute(req, [] { (void)msl::service::writeDispatchStartNote(1); });
@@ -122,7 +128,7 @@ int main(int argc, char **argv) {
       resp.set_error("the returned buffers are " + std::to_string(bytes) + " bytes, more than a worker may send (" +
                      std::to_string(msl::service::kMaxWorkerMessageBytes) + ")");
     }
-    if (!(split ? msl::service::writeSplitMessage(1, resp, msl::service::execResponsePayloads)
+    if (!(split ? msl::service::writeSplitMessage(1, resp, msl::service::execResponsePayloads, shared)
                 : msl::service::writeMessage(1, resp)))
       return 1;
   }

@@ -22,6 +22,7 @@ std::unique_ptr<CudaDevices> CudaDevices::start(const CudaDevicesOptions &option
   WorkerPoolOptions probeOptions = options.workers;
   probeOptions.workerPath = options.workerPath;
   probeOptions.workerArgs = {"--probe"};
+  probeOptions.sharedPayloadBytes = 0; // it moves no buffers
   probeOptions.workers = 1;
   probeOptions.role = "CUDA probe";
   probeOptions.log = log;

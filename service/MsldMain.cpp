@@ -77,6 +77,11 @@ int main(int argc, char **argv) {
       ->capture_default_str()->check(CLI::Range(0, 64));
   app.add_option("--exec-memory-mb", execMemoryMb, "memory an execution worker may write; 0: no limit")
       ->capture_default_str();
+  uint64_t sharedPayloadsMb = exec.sharedPayloadBytes >> 20;
+  app.add_option("--exec-shared-payloads-mb", sharedPayloadsMb,
+                 "shared memory per execution and CUDA worker through which buffers travel (larger ones go "
+                 "through its pipe); 0: none")
+      ->capture_default_str()->check(CLI::Range(uint64_t(0), uint64_t(4096)));
   app.add_option("--exec-worker-path", exec.workerPath, "msld-exec-worker binary (default: beside msld)");
   std::string cuda = "auto";
   app.add_option("--cuda", cuda, "CUDA devices: auto (every GPU msld-cuda-worker finds) or off")
@@ -157,6 +162,8 @@ int main(int argc, char **argv) {
   options.drainTimeout = std::chrono::seconds(drainS);
   options.grpcMemoryBytes = grpcMemoryMb << 20;
   exec.memoryLimitBytes = execMemoryMb << 20;
+  exec.sharedPayloadBytes = sharedPayloadsMb << 20;
+  options.cuda.workers.sharedPayloadBytes = sharedPayloadsMb << 20;
   options.cudaEnabled = cuda == "auto";
   options.cuda.workers.startTimeout = std::max(options.cuda.workers.startTimeout, workers.startTimeout);
   options.execute.maxBytesInFlight = execBytesMb << 20;

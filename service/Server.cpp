@@ -705,6 +705,7 @@ WorkerPoolOptions defaultExecWorkers() {
   o.memoryLimitBytes = 8ull << 30;
   o.limitAddressSpace = false;
   o.maxResponseBytes = 512u << 20;
+  o.sharedPayloadBytes = 64ull << 20;
   o.role = "execution";
   return o;
 }
@@ -716,6 +717,7 @@ CudaDevicesOptions defaultCudaDevices() {
   o.workers.limitAddressSpace = false;
   o.workers.maxResponseBytes = 512u << 20;
   o.workers.startTimeout = std::chrono::milliseconds(60000); // a context takes a moment
+  o.workers.sharedPayloadBytes = 64ull << 20;
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <future>
 #include <iostream>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -253,6 +254,30 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::close(in[1]);
     return false;
   }
+  // The shared payload region (best effort: without it, payloads go
+  // through the pipe). msld keeps the mapping, the worker gets the fd as 3.
+  int sharedFd = -1;
+  SharedPayloads shared;
+  if (options_.sharedPayloadBytes > 0) {
+    sharedFd = ::memfd_create("msld-payloads", MFD_CLOEXEC);
+    if (sharedFd >= 0 && ::ftruncate(sharedFd, off_t(options_.sharedPayloadBytes)) == 0) {
+      void *p = ::mmap(nullptr, options_.sharedPayloadBytes, PROT_READ | PROT_WRITE, MAP_SHARED, sharedFd, 0);
+      if (p != MAP_FAILED)
+        shared = {static_cast<char *>(p), size_t(options_.sharedPayloadBytes)};
+    }
+    if (!shared && sharedFd >= 0) {
+      ::close(sharedFd);
+      sharedFd = -1;
+    }
+  }
+  auto dropShared = [&] {
+    if (shared)
+      ::munmap(shared.data, shared.size);
+    if (sharedFd >= 0)
+      ::close(sharedFd);
+    shared = {};
+    sharedFd = -1;
+  };
   const SandboxPlan *sandbox = sandbox_.get();
   const char *path = sandbox ? sandbox->executable().c_str() : options_.workerPath.c_str();
   // argv (and a sandboxed worker's environment) are built before the fork:
@@ -260,6 +285,11 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   std::vector<char *> argv{const_cast<char *>(path)};
   for (const std::string &a : options_.workerArgs)
     argv.push_back(const_cast<char *>(a.c_str()));
+  static std::string payloadFlag = "--payload-fd", payloadFd = "3";
+  if (sharedFd >= 0) {
+    argv.push_back(payloadFlag.data());
+    argv.push_back(payloadFd.data());
+  }
   argv.push_back(nullptr);
   static std::string sandboxFlag = std::string(kSandboxEnvironmentVariable) + "=1";
   std::vector<char *> envp;
@@ -281,6 +311,10 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
+    if (sharedFd == 3)
+      ::fcntl(3, F_SETFD, 0); // dup2 onto itself would keep close-on-exec
+    else if (sharedFd >= 0)
+      ::dup2(sharedFd, 3);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (sandbox) {
       // Its parent is outside its PID namespace (getppid() is 0): msld died
@@ -297,7 +331,8 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     if (sandbox) {
       if (!sandbox->enter(2))
         ::_exit(125);
-      ::syscall(SYS_close_range, 3u, ~0u, 0u); // nothing of msld's leaks in
+      // Nothing of msld's leaks in (but the payload region, fd 3).
+      ::syscall(SYS_close_range, sharedFd >= 0 ? 4u : 3u, ~0u, 0u);
       ::execve(path, argv.data(), envp.data());
       ::_exit(127);
     }
@@ -307,10 +342,15 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
+  if (sharedFd >= 0) { // the mapping stays
+    ::close(sharedFd);
+    sharedFd = -1;
+  }
   if (pid < 0) {
     ::close(in[1]);
     ::close(out[0]);
     ::close(err[0]);
+    dropShared();
     error = std::string("fork: ") + std::strerror(errno);
     return false;
   }
@@ -323,7 +363,7 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   // worker's seccomp filter may refuse it.
   for (int fd : {in[1], out[0]})
     (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-  w = Worker{pid, in[1], out[0], err[0]};
+  w = Worker{pid, in[1], out[0], err[0], shared};
   return true;
 }
 
@@ -379,6 +419,14 @@ void closeAll(int &a, int &b, int &c) {
 }
 } // namespace
 
+// A retired worker's pipes and payload region.
+void WorkerPool::closeWorker(Worker &w) {
+  closeAll(w.toWorker, w.fromWorker, w.errWorker);
+  if (w.shared)
+    ::munmap(w.shared.data, w.shared.size);
+  w.shared = {};
+}
+
 std::string WorkerPool::killAndReap(Worker &w) {
   std::string what = "ended";
   if (w.pid > 0) {
@@ -389,7 +437,7 @@ std::string WorkerPool::killAndReap(Worker &w) {
     }
     what = describeStatus(status);
   }
-  closeAll(w.toWorker, w.fromWorker, w.errWorker);
+  closeWorker(w);
   w = Worker{};
   return what;
 }
@@ -406,7 +454,7 @@ std::string WorkerPool::reap(Worker &w, int *exitStatus) {
   ::kill(-w.pid, SIGKILL); // anything it left behind
   if (exitStatus)
     *exitStatus = status;
-  closeAll(w.toWorker, w.fromWorker, w.errWorker);
+  closeWorker(w);
   w = Worker{};
   return describeStatus(status);
 }
@@ -467,11 +515,16 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
     }
   } else {
     // The head, then each payload from where it lies.
+    // In the payload region when they fit (copied there before the head is
+    // written, so the worker finds them when it reads it).
     std::string head;
     std::vector<std::string *> payloads;
-    if (encodeSplitHead(*split, framing->request, head, payloads)) {
+    const bool inShared = fitsSharedPayloads(framing->request(*split), w.shared);
+    if (encodeSplitHead(*split, framing->request, head, payloads, inShared)) {
+      if (inShared)
+        putSharedPayloads(payloads, w.shared);
       io = writeAll(w.toWorker, head.data(), head.size(), wait);
-      for (size_t i = 0; i < payloads.size() && io == Io::Done; ++i)
+      for (size_t i = 0; i < payloads.size() && io == Io::Done && !inShared; ++i)
         io = writeAll(w.toWorker, payloads[i]->data(), payloads[i]->size(), wait);
     }
   }
@@ -483,10 +536,12 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
       // A plain or a split frame, read straight into `response`.
       Io last = Io::Done;
       FrameRead read = readFrameRest(decodeLength(header), response, framing ? framing->response : nullptr,
-                                     options_.maxResponseBytes, size, [&](char *data, size_t n) {
+                                     options_.maxResponseBytes, size,
+                                     [&](char *data, size_t n) {
                                        last = readAll(w.fromWorker, data, n, wait);
                                        return last == Io::Done;
-                                     });
+                                     },
+                                     w.shared);
       io = read == FrameRead::Ok ? Io::Done
            : read == FrameRead::TooLarge ? Io::TooLarge
            : read == FrameRead::Malformed ? Io::Failed
@@ -600,7 +655,7 @@ void WorkerPool::shutdown() {
     while ((r = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (r == w.pid)
-      closeAll(w.toWorker, w.fromWorker, w.errWorker);
+      closeWorker(w);
     else
       killAndReap(w);
   }

@@ -64,6 +64,12 @@ struct WorkerPoolOptions {
   std::function<void(const std::string &)> log;
   /// Called when a replacement worker is refused for a different identity.
   std::function<void()> onIdentityMismatch;
+  /// Bytes of the shared payload region each worker gets (WorkerProtocol.h
+  /// kSharedPayloadsFlag): a memfd msld maps and passes as
+  /// `--payload-fd 3`, through which split frames' payloads go when they
+  /// fit. 0 (the default, compile workers): none. Its pages stay resident
+  /// once touched, up to this size per worker.
+  uint64_t sharedPayloadBytes = 0;
   /// Run the workers in a sandbox (Sandbox.h) on top of the rlimits. Off by
   /// default; msld turns it on for compile and execution workers
   /// (--sandbox), never for CUDA workers (they need /dev/nvidia*).
@@ -137,12 +143,15 @@ private:
     int toWorker = -1;   // its stdin
     int fromWorker = -1; // its stdout
     int errWorker = -1;  // its stderr
+    SharedPayloads shared; // msld's mapping of its payload region, if any
   };
   class Spawner;
   explicit WorkerPool(WorkerPoolOptions options);
   /// Forks a worker (on the spawner thread) and reads its hello.
   bool spawn(Worker &w, std::string &error);
   bool spawnHere(Worker &w, std::string &error);
+  /// Closes a retired worker's pipes and unmaps its payload region.
+  static void closeWorker(Worker &w);
   /// Kills the worker's process group and reaps it; says how it ended.
   std::string killAndReap(Worker &w);
   Outcome runFramed(const google::protobuf::MessageLite *plain, google::protobuf::MessageLite *split,

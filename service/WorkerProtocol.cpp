@@ -3,7 +3,10 @@
 #include "msl/internal/exec_worker.pb.h"
 
 #include <cerrno>
+#include <cstring>
 #include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace msl::service {
@@ -97,8 +100,37 @@ std::vector<std::string *> execResponsePayloads(google::protobuf::MessageLite &m
   return out;
 }
 
+bool mapSharedPayloads(int fd, SharedPayloads &region) {
+  region = {};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+    return false;
+  void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED)
+    return false;
+  region = {static_cast<char *>(p), size_t(st.st_size)};
+  return true;
+}
+
+bool fitsSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region) {
+  if (!region)
+    return false;
+  uint64_t total = 0;
+  for (const std::string *p : payloads)
+    total += p->size();
+  return total <= region.size;
+}
+
+void putSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region) {
+  size_t at = 0;
+  for (const std::string *p : payloads) {
+    std::memcpy(region.data + at, p->data(), p->size());
+    at += p->size();
+  }
+}
+
 bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,
-                     std::vector<std::string *> &payloads) {
+                     std::vector<std::string *> &payloads, bool sharedPayloads) {
   payloads = fields(message);
   // Serialize the rest with the payloads moved out (O(1) swaps), then put
   // them back: they are written from where they are.
@@ -116,7 +148,7 @@ bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields field
     return false;
   head.clear();
   head.reserve(8 + meta.size() + 4 * payloads.size());
-  head += encodeLength(uint32_t(meta.size()) | kSplitFrameFlag);
+  head += encodeLength(uint32_t(meta.size()) | kSplitFrameFlag | (sharedPayloads ? kSharedPayloadsFlag : 0));
   head += meta;
   head += encodeLength(uint32_t(payloads.size()));
   for (const std::string *p : payloads)
@@ -124,19 +156,26 @@ bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields field
   return true;
 }
 
-bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields) {
+bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields,
+                       const SharedPayloads &shared) {
+  const bool inShared = fitsSharedPayloads(fields(message), shared);
   std::string head;
   std::vector<std::string *> payloads;
-  if (!encodeSplitHead(message, fields, head, payloads) || !writeAll(fd, head.data(), head.size()))
+  if (!encodeSplitHead(message, fields, head, payloads, inShared))
     return false;
-  for (const std::string *p : payloads)
-    if (!writeAll(fd, p->data(), p->size()))
-      return false;
+  if (inShared)
+    putSharedPayloads(payloads, shared); // before the head: the reader takes them once it has it
+  if (!writeAll(fd, head.data(), head.size()))
+    return false;
+  if (!inShared)
+    for (const std::string *p : payloads)
+      if (!writeAll(fd, p->data(), p->size()))
+        return false;
   return true;
 }
 
 bool readAnyMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields, bool &split,
-                    uint32_t limit) {
+                    uint32_t limit, const SharedPayloads &shared) {
   char header[4];
   if (!readAll(fd, header, 4))
     return false;
@@ -144,7 +183,7 @@ bool readAnyMessage(int fd, google::protobuf::MessageLite &message, PayloadField
   split = (prefix & kSplitFrameFlag) != 0;
   uint64_t size = 0;
   return readFrameRest(prefix, message, fields, limit, size,
-                       [&](char *data, size_t n) { return readAll(fd, data, n); }) == FrameRead::Ok;
+                       [&](char *data, size_t n) { return readAll(fd, data, n); }, shared) == FrameRead::Ok;
 }
 
 } // namespace msl::service

@@ -18,7 +18,9 @@
 // count must be the number of payload fields of the parsed message, and the
 // frame as a whole (n + 4 + 4 * count + the payloads) stays within the
 // reader's limit. A plain frame's length never has the flag set (the limit
-// is below 2^31), so a reader tells the two apart by the flag.
+// is below 2^31), so a reader tells the two apart by the flag. With
+// kSharedPayloadsFlag too, the payloads are not in the pipe but in a region
+// of memory both sides map (see SharedPayloads).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -52,6 +54,31 @@ uint32_t decodeLength(const char header[4]);
 /// Set in the length prefix of a split frame.
 constexpr uint32_t kSplitFrameFlag = 0x80000000u;
 
+/// Set, besides kSplitFrameFlag, in a split frame whose payloads are not in
+/// the pipe but in the shared payload region both sides map (a memfd msld
+/// makes per execution worker, WorkerPoolOptions::sharedPayloadBytes): one
+/// after the other from its start, in PayloadFields order. Each side copies
+/// them in once and out once (a pipe costs two copies and a page per 4 KiB
+/// each way); a frame whose payloads do not fit goes through the pipe.
+constexpr uint32_t kSharedPayloadsFlag = 0x40000000u;
+
+/// A shared payload region as one side maps it; empty when there is none.
+struct SharedPayloads {
+  char *data = nullptr;
+  size_t size = 0;
+  explicit operator bool() const { return data != nullptr; }
+};
+
+/// Worker side: maps the region msld passed as `fd` (`--payload-fd N`).
+/// False (and `region` empty) when fd is not a mappable region.
+bool mapSharedPayloads(int fd, SharedPayloads &region);
+
+/// Whether `payloads` fit in `region` (there is one and they are no larger).
+bool fitsSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region);
+
+/// Copies `payloads` one after the other to the start of `region` (they fit).
+void putSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region);
+
 /// A message's payload fields in a fixed order (the same on both sides).
 using PayloadFields = std::vector<std::string *> (*)(google::protobuf::MessageLite &);
 /// ExecWorkerRequest: each buffer's data, then each texture's data.
@@ -63,8 +90,10 @@ std::vector<std::string *> execResponsePayloads(google::protobuf::MessageLite &r
 /// payloads, count, sizes); `payloads` are then written after it in order.
 /// The message is left as it was. False if it does not serialize or the
 /// frame would pass kMaxWorkerMessageBytes.
+/// With `sharedPayloads` the frame says its payloads lie in the shared
+/// region (the caller puts them there, putSharedPayloads).
 bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,
-                     std::vector<std::string *> &payloads);
+                     std::vector<std::string *> &payloads, bool sharedPayloads = false);
 
 /// How reading the rest of a frame went.
 enum class FrameRead { Ok, ReadFailed, TooLarge, Malformed };
@@ -73,12 +102,14 @@ enum class FrameRead { Ok, ReadFailed, TooLarge, Malformed };
 /// `message` with `read(char *, size_t)`, which fills exactly that many bytes
 /// or returns false. `size` is what the frame announced so far (also when it
 /// is TooLarge). Nothing is allocated past what the frame declares within
-/// `limit`.
+/// `limit`. A frame with its payloads in the shared region takes them from
+/// `shared`: Malformed when there is none or they would pass its end.
 template <typename ReadFn>
 FrameRead readFrameRest(uint32_t prefix, google::protobuf::MessageLite &message, PayloadFields fields,
-                        uint32_t limit, uint64_t &size, ReadFn &&read) {
+                        uint32_t limit, uint64_t &size, ReadFn &&read, const SharedPayloads &shared = {}) {
   const bool split = (prefix & kSplitFrameFlag) != 0;
-  const uint32_t n = prefix & ~kSplitFrameFlag;
+  const bool inShared = split && (prefix & kSharedPayloadsFlag) != 0;
+  const uint32_t n = split ? prefix & ~(kSplitFrameFlag | kSharedPayloadsFlag) : prefix;
   size = n;
   if (n > limit)
     return FrameRead::TooLarge;
@@ -103,10 +134,23 @@ FrameRead readFrameRest(uint32_t prefix, google::protobuf::MessageLite &message,
   std::string sizes(4 * payloads.size(), '\0');
   if (!read(sizes.data(), sizes.size()))
     return FrameRead::ReadFailed;
+  uint64_t payloadBytes = 0;
   for (size_t i = 0; i < payloads.size(); ++i)
-    size += decodeLength(sizes.data() + 4 * i);
+    payloadBytes += decodeLength(sizes.data() + 4 * i);
+  size += payloadBytes;
   if (size > limit)
     return FrameRead::TooLarge;
+  if (inShared) {
+    if (!shared || payloadBytes > shared.size)
+      return FrameRead::Malformed;
+    size_t at = 0;
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      const size_t n = decodeLength(sizes.data() + 4 * i);
+      payloads[i]->assign(shared.data + at, n);
+      at += n;
+    }
+    return FrameRead::Ok;
+  }
   for (size_t i = 0; i < payloads.size(); ++i) {
     std::string &p = *payloads[i];
     p.clear();
@@ -125,12 +169,13 @@ bool writeDispatchStartNote(int fd);
 /// Whether `response`, an ExecWorkerResponse, is the start note.
 bool isDispatchStartNote(const google::protobuf::MessageLite &response);
 
-/// Writes `message` as a split frame.
-bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields);
+/// Writes `message` as a split frame; its payloads in `shared` when they fit.
+bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields,
+                       const SharedPayloads &shared = {});
 /// Reads a plain or a split frame (`fields` lists the payloads of a split
 /// one), at most `limit` bytes in all; `split` says which it was (a worker
 /// answers as it was asked).
 bool readAnyMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields, bool &split,
-                    uint32_t limit = kMaxWorkerMessageBytes);
+                    uint32_t limit = kMaxWorkerMessageBytes, const SharedPayloads &shared = {});
 
 } // namespace msl::service

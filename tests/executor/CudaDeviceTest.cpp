@@ -155,6 +155,34 @@ TEST_F(CudaGpuTest, DispatchThreadsRunsEachGridThreadOnceWithItsThreadgroupsSize
   }
 }
 
+// Returned buffers come back through the device's pinned staging memory,
+// each at its own place, in request order, with unreturned ones left out;
+// a later request larger than the staging memory grows it.
+TEST_F(CudaGpuTest, ReturnedBuffersComeBackWholeAndInOrder) {
+  for (uint32_t n : {1000u, 3000000u}) {
+    ExecWorkerRequest r = idsRequest(n, 256);
+    auto *data = r.add_buffers(); // not bound: its bytes, then zeros
+    data->set_data("abcdefg");
+    data->set_length(11);
+    data->set_returned(true);
+    r.add_buffers()->set_returned(true); // empty
+    auto *kept = r.add_buffers();        // not returned
+    kept->set_length(64);
+    ExecWorkerResponse resp = device_->execute(r);
+    ASSERT_EQ(resp.error(), "");
+    ASSERT_EQ(resp.buffers_size(), 3) << n;
+    ASSERT_EQ(resp.buffers(0).size(), size_t(n) * 4);
+    std::vector<uint32_t> got(n);
+    std::memcpy(got.data(), resp.buffers(0).data(), got.size() * 4);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t size = i < n / 256 * 256 ? 256 : n % 256;
+      ASSERT_EQ(got[i], size * 65536 + 1) << n << " " << i;
+    }
+    EXPECT_EQ(resp.buffers(1), std::string("abcdefg\0\0\0\0", 11)) << n;
+    EXPECT_EQ(resp.buffers(2), "") << n;
+  }
+}
+
 TEST_F(CudaGpuTest, TheLinkedCubinLoadsWithoutTheJit) {
   ExecWorkerRequest r = idsRequest(256, 256);
   ExecWorkerResponse first = device_->execute(r);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
 
@@ -177,6 +178,88 @@ TEST(WorkerProtocolTest, MalformedAndOversizedSplitFramesAreRefused) {
   EXPECT_FALSE(readRaw(huge, 1 << 20));
   EXPECT_FALSE(readRaw(frame, uint32_t(frame.size() - 5))); // the whole frame counts
   EXPECT_TRUE(readRaw(frame, uint32_t(frame.size() - 4)));
+}
+
+// A payload region as msld makes one (a memfd), and the worker's mapping of
+// it through the fd, as the worker maps `--payload-fd`.
+struct Region {
+  int fd = -1;
+  SharedPayloads msld, worker;
+  explicit Region(size_t bytes) {
+    fd = ::memfd_create("test-payloads", MFD_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::ftruncate(fd, off_t(bytes)), 0);
+    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    msld = {static_cast<char *>(p), bytes};
+    EXPECT_TRUE(mapSharedPayloads(fd, worker));
+    EXPECT_EQ(worker.size, bytes);
+  }
+  ~Region() {
+    ::munmap(msld.data, msld.size);
+    ::munmap(worker.data, worker.size);
+    ::close(fd);
+  }
+};
+
+TEST(WorkerProtocolTest, PayloadsThatFitTravelInTheSharedRegionNotThePipe) {
+  const ExecWorkerRequest original = sampleRequest(); // 3 MiB of payloads
+  Region region(4 << 20);
+  ExecWorkerRequest sent = original;
+  Pipe p;
+  // A pipe holds 64 KiB: the write would block if the payloads went into it.
+  EXPECT_TRUE(writeSplitMessage(p.fds[1], sent, execRequestPayloads, region.msld));
+  p.closeWriter();
+  EXPECT_EQ(sent.SerializeAsString(), original.SerializeAsString());
+  EXPECT_EQ(std::string(region.worker.data, 3 << 20), original.buffers(0).data());
+  ExecWorkerRequest got;
+  bool split = false;
+  EXPECT_TRUE(readAnyMessage(p.fds[0], got, execRequestPayloads, split, kMaxWorkerMessageBytes, region.worker));
+  EXPECT_TRUE(split);
+  EXPECT_EQ(got.SerializeAsString(), original.SerializeAsString());
+}
+
+TEST(WorkerProtocolTest, PayloadsLargerThanTheSharedRegionGoThroughThePipe) {
+  const ExecWorkerRequest original = sampleRequest();
+  Region region(1 << 20);
+  ExecWorkerRequest sent = original;
+  Pipe p;
+  std::thread writer([&] {
+    EXPECT_TRUE(writeSplitMessage(p.fds[1], sent, execRequestPayloads, region.msld));
+    p.closeWriter();
+  });
+  ExecWorkerRequest got;
+  bool split = false;
+  // Read with the region: the frame does not say its payloads are there.
+  EXPECT_TRUE(readAnyMessage(p.fds[0], got, execRequestPayloads, split, kMaxWorkerMessageBytes, region.worker));
+  writer.join();
+  EXPECT_EQ(got.SerializeAsString(), original.SerializeAsString());
+  EXPECT_EQ(region.worker.data[0], '\0'); // nothing was put there
+}
+
+TEST(WorkerProtocolTest, SharedPayloadFramesNeedTheRegionAndStayInsideIt) {
+  ExecWorkerRequest r;
+  r.add_buffers()->set_data("abcd");
+  std::vector<std::string *> payloads;
+  std::string head;
+  ASSERT_TRUE(encodeSplitHead(r, execRequestPayloads, head, payloads, true));
+  // Without a region the frame is refused.
+  EXPECT_FALSE(readRaw(head));
+  // With one, the payloads come from its start; past its end, refused.
+  for (size_t bytes : {4096u, 4u, 3u}) {
+    Region region(4096);
+    std::memcpy(region.msld.data, "abcd", 4);
+    SharedPayloads view{region.worker.data, bytes};
+    Pipe p;
+    ASSERT_EQ(::write(p.fds[1], head.data(), head.size()), ssize_t(head.size()));
+    p.closeWriter();
+    ExecWorkerRequest got;
+    bool split = false;
+    const bool ok = readAnyMessage(p.fds[0], got, execRequestPayloads, split, kMaxWorkerMessageBytes, view);
+    EXPECT_EQ(ok, bytes >= 4) << bytes;
+    if (ok)
+      EXPECT_EQ(got.buffers(0).data(), "abcd");
+  }
 }
 
 } // namespace
