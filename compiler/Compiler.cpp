@@ -615,8 +615,10 @@ private:
         }
       }
       if (a.kind == ArgKind::Buffer && !a.handle) {
-        if (!value->isIncompleteType() && !value->isDependentType())
+        if (!value->isIncompleteType() && !value->isDependentType()) {
           a.typeSize = uint64_t(ctx.getTypeSizeInChars(value).getQuantity());
+          a.typeAlign = uint64_t(ctx.getTypeAlignInChars(value).getQuantity());
+        }
         a.writable = a.addressSpace == "device" && (type->isPointerType() || type->isReferenceType()) &&
                      !value.isConstQualified();
       }
@@ -1576,6 +1578,8 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
   if (!tm)
     return internalError(tmError);
   module->setDataLayout(tm->createDataLayout());
+  if (job.target.arch == Arch::NVPTX64)
+    relaxByteVectorAlignment(*module);
   optimize(*module, *tm);
   if (job.target.arch == Arch::NVPTX64) {
     dropSingleThreadFences(*module);

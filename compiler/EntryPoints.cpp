@@ -332,6 +332,7 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
     // entry gets (ptr args, ptr launch).
     std::vector<Type *> params;
     std::vector<std::pair<unsigned, unsigned>> constantBuffers; // (entry parameter, argument) of `constant` buffers
+    std::vector<std::pair<unsigned, unsigned>> buffers;         // (entry parameter, argument) of all buffers
     if (nvptx) {
       for (unsigned i = 0; i < k.args.size(); ++i) {
         if (k.args[i].handle) {
@@ -344,6 +345,8 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
         case ArgKind::Buffer:
           if (k.args[i].addressSpace == "constant" && body->getArg(i)->getType()->isPointerTy())
             constantBuffers.push_back({unsigned(params.size()), i});
+          if (body->getArg(i)->getType()->isPointerTy())
+            buffers.push_back({unsigned(params.size()), i});
           params.push_back(body->getArg(i)->getType());
           break;
         case ArgKind::Threadgroup:
@@ -379,6 +382,20 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
       launch->addAttr(Attribute::getWithByValType(ctx, launchType));
       launch->addAttr(Attribute::getWithAlignment(ctx, Align(4)));
       launch->setName("launch");
+      // A buffer is as aligned as Metal requires its binding offset to be
+      // (CUDA allocations are 256-byte aligned): to its type (`device uchar
+      // *`: 1, `device uint *` and `device uchar4 *`: 4; at most 16), and a
+      // `constant` one to 4 bytes at least (iOS: the larger of the type's
+      // alignment and 4; macOS: 256). What the optimizer proves from it
+      // decides how wide loads of char vectors are (relaxByteVectorAlignment):
+      // a uchar4 at 4-byte steps from `constant uchar *` or `device uint *`
+      // stays one 32-bit load, from `device uchar *` (any offset) it is four.
+      for (auto [param, arg] : buffers) {
+        const ShaderArg &a = k.args[arg];
+        uint64_t align = std::min<uint64_t>(16, std::max<uint64_t>(a.typeAlign, a.addressSpace == "constant" ? 4 : 1));
+        if (align > 1 && isPowerOf2_64(align))
+          entry->getArg(param)->addAttr(Attribute::getWithAlignment(ctx, Align(align)));
+      }
       // A `constant` buffer is read-only for the whole dispatch (MSL 4.2:
       // constant memory is not written while a kernel runs; a device buffer
       // bound over it too may not write it): noalias + readonly, as CUDA's
@@ -430,6 +447,24 @@ std::string lowerEntryPoints(Module &m, const std::vector<ShaderFunction> &funct
                            : resource             ? b.getInt64Ty()
                                                   : paramType;
           p = b.CreateLoad(slotType, slot);
+          // A present `constant T &` points at sizeof(T) readable bytes
+          // (Execute binds no less), aligned for T: said on the slot's load,
+          // so that the optimizer may read it where the source reads it only
+          // under a condition. The work-item loops then read it once as a
+          // uniform value, not per item under the item's condition (saxpy's
+          // `a` inside `if (gid < n)` was a masked gather per 8 items:
+          // bench/RESULTS.md).
+          if (a.kind == ArgKind::Buffer && a.addressSpace == "constant" && a.isReference && a.present &&
+              a.typeSize > 0 && paramType->isPointerTy()) {
+            auto *load = cast<LoadInst>(p);
+            auto bytes = [&](uint64_t n) {
+              return MDNode::get(ctx, ConstantAsMetadata::get(b.getInt64(n)));
+            };
+            load->setMetadata(LLVMContext::MD_dereferenceable, bytes(a.typeSize));
+            if (isPowerOf2_64(a.typeAlign))
+              load->setMetadata(LLVMContext::MD_align, bytes(a.typeAlign));
+            load->setMetadata(LLVMContext::MD_noundef, MDNode::get(ctx, {}));
+          }
         }
         if (a.kind == ArgKind::Threadgroup && nvptx)
           p = b.CreateInBoundsGEP(b.getInt8Ty(), sharedMemory, p);

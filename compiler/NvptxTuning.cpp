@@ -5,9 +5,12 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 
 using namespace llvm;
@@ -19,6 +22,36 @@ void alignSharedMemory(Module &m) {
   for (GlobalVariable &g : m.globals())
     if (g.getAddressSpace() == kSharedAddressSpace && g.getAlign().valueOrOne() < Align(16))
       g.setAlignment(Align(16));
+}
+
+void relaxByteVectorAlignment(Module &m) {
+  constexpr unsigned kGlobalAddressSpace = 1;   // NVPTX's .global: device and constant buffers
+  constexpr unsigned kConstantAddressSpace = 4; // NVPTX's .const
+  const DataLayout &dl = m.getDataLayout();
+  for (Function &f : m)
+    for (Instruction &i : instructions(f)) {
+      Value *address;
+      Type *type;
+      if (auto *load = dyn_cast<LoadInst>(&i)) {
+        address = load->getPointerOperand();
+        type = load->getType();
+      } else if (auto *store = dyn_cast<StoreInst>(&i)) {
+        address = store->getPointerOperand();
+        type = store->getValueOperand()->getType();
+      } else {
+        continue;
+      }
+      auto *vector = dyn_cast<FixedVectorType>(type);
+      unsigned space = address->getType()->getPointerAddressSpace();
+      if (!vector || !vector->getElementType()->isIntegerTy(8) ||
+          (space != kGlobalAddressSpace && space != kConstantAddressSpace))
+        continue;
+      Align known = getKnownAlignment(address, dl, &i);
+      if (auto *load = dyn_cast<LoadInst>(&i); load && known < load->getAlign())
+        load->setAlignment(known);
+      else if (auto *store = dyn_cast<StoreInst>(&i); store && known < store->getAlign())
+        store->setAlignment(known);
+    }
 }
 
 namespace {

@@ -25,6 +25,30 @@ namespace msl::compiler {
 /// + 16, 348 -> 278 us on the H200 (bench/RESULTS.md, GPU).
 void alignSharedMemory(llvm::Module &m);
 
+/// Loads and stores of char vectors (uchar2/3/4, char2/3/4, bool2/3/4:
+/// vectors of 8-bit elements) in device and constant memory claim only the
+/// alignment their address proves. Clang gives each the alignment of its
+/// type (uchar3, uchar4: 4; uchar2: 2), also where a kernel reads packed
+/// bytes through a reinterpret_cast at any byte offset (torchao's int3
+/// matmul: a uchar3 at B + 3 * k / 8), and NVPTX turns that claim into a
+/// 16- or 32-bit load, which faults at an address it does not divide
+/// (CUDA_ERROR_MISALIGNED_ADDRESS); x86 reads it, and so do Apple's GPUs
+/// (torchao runs there). Runs before optimization, while the access is
+/// still the source's vector one (the optimizer scalarizes it and hands the
+/// claim on to each byte): there its address is unknown, so the claim drops
+/// to what it proves (1, mostly), and LLVM's InferAlignment pass raises it
+/// again as far as it proves after inlining, from the alignment of the
+/// buffer arguments (lowerEntryPoints: what Metal requires of a binding
+/// offset; `constant uchar *` and `device uint *`: 4). A uchar4 at buf +
+/// 4 * i stays one 32-bit load; a uchar3 at buf + 3 * k becomes byte
+/// loads (NVPTX splits an under-aligned vector access itself).
+/// Vectors of wider elements keep their type's alignment: kernels read
+/// half4 and float4 through addresses that prove less (reinterpret_casts
+/// of half and float buffers, computed offsets), and lowering them too
+/// split MNN's convolutions' half4 loads and torchao's half kernels' into
+/// 8- and 16-bit ones (msl-corpus --target nvptx64).
+void relaxByteVectorAlignment(llvm::Module &m);
+
 /// Loops with a constant trip count of at most kNvptxFullUnrollMaxTrips whose
 /// unrolled body stays under kNvptxFullUnrollMaxSize instructions get
 /// `llvm.loop.unroll.full`, as NVVM unrolls them (the histogram's 64

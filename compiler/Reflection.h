@@ -47,6 +47,10 @@ struct ShaderArg {
   /// type (`constant Params &`: sizeof(Params); `device float4 *`: 16), the
   /// least a bound buffer must hold; 0 when it has no size (void).
   uint64_t typeSize = 0;
+  /// Buffers (not handles): the alignment in bytes of that type (`device
+  /// uchar *`: 1, `device half4 *`: 8), which Metal requires of a binding
+  /// offset; 0 when it has none (void). Not in the reflection JSON.
+  uint64_t typeAlign = 0;
   /// Buffers: a non-const device pointer or reference, which the kernel
   /// may write through.
   bool writable = false;

@@ -48,6 +48,7 @@
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <set>
 #include <vector>
@@ -299,6 +300,48 @@ void Builder::hoistUniformPrologue() {
       continue;
     i.moveBefore(prologue_->getTerminator());
     uniform.insert(&i);
+  }
+  // A slot's pointer known dereferenceable (a `constant T &`: EntryPoints.cpp
+  // says so on its load) is read in the prologue wherever the kernel reads
+  // it, with what is known of it: true for the whole dispatch, not only on
+  // the path that read it (an optimizer that speculates the load would
+  // drop it), so the work-item loops may read through it unconditionally.
+  auto slotOffset = [&](Value *p) -> std::optional<int64_t> {
+    if (p == wg_->getArg(0))
+      return 0;
+    auto *gep = dyn_cast<GetElementPtrInst>(p);
+    APInt offset(64, 0);
+    if (gep && gep->getPointerOperand() == wg_->getArg(0) && gep->isInBounds() &&
+        gep->accumulateConstantOffset(m_.getDataLayout(), offset))
+      return offset.getSExtValue();
+    return std::nullopt;
+  };
+  std::map<int64_t, LoadInst *> hoisted;
+  for (BasicBlock &bb : *wg_) {
+    if (&bb == prologue_)
+      continue;
+    for (Instruction &i : make_early_inc_range(bb)) {
+      auto *load = dyn_cast<LoadInst>(&i);
+      if (!load || !load->isSimple() || !load->getType()->isPointerTy() ||
+          !load->getMetadata(LLVMContext::MD_dereferenceable))
+        continue;
+      std::optional<int64_t> offset = slotOffset(load->getPointerOperand());
+      if (!offset)
+        continue;
+      LoadInst *&early = hoisted[*offset];
+      if (!early) {
+        IRBuilder<> b(prologue_->getTerminator());
+        Value *slot = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), wg_->getArg(0), uint64_t(*offset));
+        early = b.CreateAlignedLoad(load->getType(), slot, load->getAlign(), load->getName());
+        early->copyMetadata(*load, {LLVMContext::MD_dereferenceable, LLVMContext::MD_align,
+                                    LLVMContext::MD_noundef, LLVMContext::MD_nonnull});
+      }
+      Value *pointer = load->getPointerOperand();
+      load->replaceAllUsesWith(early);
+      load->eraseFromParent();
+      if (auto *gep = dyn_cast<GetElementPtrInst>(pointer); gep && gep->use_empty())
+        gep->eraseFromParent();
+    }
   }
 }
 

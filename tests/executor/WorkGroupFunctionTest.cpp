@@ -299,6 +299,42 @@ TEST(WorkGroupFunction, WorkItemLoopVectorizes) {
     ASSERT_TRUE(y[i] == 3.0f * x[i] + 1.0f || y[i] == std::fma(3.0f, x[i], 1.0f)) << i;
 }
 
+// A `constant float &` read only inside `if (gid < n)`: its slot is read in
+// the prologue with its dereferenceable bytes, so that the CPU device's
+// vectorized work-item loop reads the scalar with one load and a broadcast,
+// not per lane under the lane's condition (a masked gather; saxpy,
+// bench/RESULTS.md).
+const char *kGuardedScale = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void guarded(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                    constant float &a [[buffer(2)]], constant uint &n [[buffer(3)]],
+                    uint gid [[thread_position_in_grid]]) {
+  if (gid < n)
+    y[gid] = a * x[gid] + y[gid];
+}
+)";
+
+TEST(WorkGroupFunction, AConstantReferenceReadUnderAConditionIsReadOnceNotGathered) {
+  Program p;
+  ASSERT_NO_FATAL_FAILURE(p.load(kGuardedScale, {"guarded"}));
+  // As built: `a`'s slot is read in the prologue, still dereferenceable.
+  const std::string &built = p.built("guarded");
+  size_t prologue = built.find("wg.prologue:"), next = built.find("\nwg.", prologue + 1);
+  ASSERT_NE(prologue, std::string::npos) << built;
+  EXPECT_NE(built.substr(prologue, next - prologue).find("!dereferenceable"), std::string::npos) << built;
+  EXPECT_EQ(p.ir("guarded").find("masked.gather"), std::string::npos) << p.ir("guarded");
+  const uint32_t n = 1000;
+  auto x = randomFloats(1024, 4), y0 = randomFloats(1024, 5);
+  auto y = y0;
+  float a = -1.25f;
+  dispatch(p, "guarded", {x.data(), y.data(), &a, const_cast<uint32_t *>(&n)}, {4, 1, 1}, {256, 1, 1}, false);
+  for (uint32_t i = 0; i < 1024; ++i) {
+    float want = i < n ? a * x[i] + y0[i] : y0[i];
+    ASSERT_TRUE(y[i] == want || (i < n && y[i] == std::fma(a, x[i], y0[i]))) << i;
+  }
+}
+
 // A tiled matrix multiply whose compiled bitcode (the frontend's -O2 unrolls
 // the k loop and hoists the tile addresses out of the t loop) has 32 tile
 // addresses live across the barriers: they are recomputed from the
