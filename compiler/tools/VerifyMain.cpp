@@ -12,6 +12,7 @@
 //
 //   // msl-options: -std=ios-metal2.0 -ffast-math   metal options (repeatable)
 //   // msl-target: nvptx64                          default x86_64
+//   // msl-target: nvptx64 sm_75                    ... for that SM (default sm_90)
 //   // msl-constant: use_bias=true                  a function constant value
 //   expected-error {{text}}       an error on this line whose message has text
 //   expected-error@+1 {{text}}    ... on the next line (@-N, @+N relative,
@@ -95,7 +96,7 @@ std::vector<std::string> verify(const std::string &path, bool asHeader) {
   static const std::regex kExpect(R"(expected-(error|warning)(@([+-]?)(\d+))?\s*\{\{(.*?)\}\})");
   static const std::regex kCheck(R"(//\s*CHECK-(IR-NOT|IR|PTX-NOT|PTX|REFLECTION):(.*)$)");
   static const std::regex kOptions(R"(//\s*msl-options:(.*)$)");
-  static const std::regex kTarget(R"(//\s*msl-target:\s*(\S+))");
+  static const std::regex kTarget(R"(//\s*msl-target:\s*(\S+)(?:\s+(sm_\S+))?)");
   static const std::regex kConstant(R"(//\s*msl-constant:\s*([^=\s]+)=(\S+))");
   std::istringstream lines(asHeader ? job.files[checkedPath] : source);
   unsigned lineNo = 0;
@@ -123,9 +124,11 @@ std::vector<std::string> verify(const std::string &path, bool asHeader) {
     if (std::regex_search(line, m, kConstant))
       job.functionConstants[m[1]] = m[2];
     if (std::regex_search(line, m, kTarget)) {
-      if (m[1] == "nvptx64")
+      if (m[1] == "nvptx64") {
         job.target.arch = mc::Arch::NVPTX64;
-      else if (m[1] != "x86_64")
+        if (m[2].matched)
+          job.target.cpu = m[2];
+      } else if (m[1] != "x86_64")
         return {"unknown msl-target '" + m[1].str() + "'"};
     }
   }

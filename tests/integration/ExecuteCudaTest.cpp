@@ -68,6 +68,18 @@ kernel void wild_store(device uint* out [[buffer(0)]], constant ulong& wild [[bu
 }
 )";
 
+// Thread `bad` executes a PTX trap (`trap; exit;`): the kernel aborts with a
+// sticky error, as a fault does.
+const char *kTrapping = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void trapping(device uint* out [[buffer(0)]], constant uint& bad [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  if (i == bad)
+    __builtin_trap();
+  out[i] = i;
+}
+)";
+
 // Spins until a flag nobody sets: only the time limit ends it.
 const char *kSpin = R"(#include <metal_stdlib>
 using namespace metal;
@@ -306,6 +318,26 @@ TEST_F(ExecuteCudaTest, AFaultingKernelIsAbortedAndTheGpuServesOn) {
   EXPECT_NE(out.status().error_message().find("wild_store"), std::string::npos) << out.status().error_message();
   EXPECT_EQ(daemon_->metric("msld_kernel_faults_total"), 1);
   expectTheGpuServes(11);
+}
+
+// A trap (__builtin_trap, PTX `trap;`) in one thread is a fault like an
+// illegal address: the request is ABORTED naming the kernel, the worker is
+// replaced, and the next kernel runs on a fresh context.
+TEST_F(ExecuteCudaTest, ATrappingKernelIsAbortedAndTheGpuServesOn) {
+  ExecuteRequest r = request(kTrapping, "trapping");
+  bindBuffer(r, 0, bytesOf(std::vector<uint32_t>(64, 0)));
+  setBytes(r, 1, uint32_t(37));
+  grid(r, 64, 64);
+  msl::client::Result<ExecuteResponse> out = grpc::Status::OK;
+  if (!run(r, out))
+    return;
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().error_code(), StatusCode::ABORTED) << out.status().error_message();
+  EXPECT_NE(out.status().error_message().find("faulted"), std::string::npos) << out.status().error_message();
+  EXPECT_NE(out.status().error_message().find("trapping"), std::string::npos) << out.status().error_message();
+  std::cout << "a trap reads: " << out.status().error_message() << "\n";
+  EXPECT_EQ(daemon_->metric("msld_kernel_faults_total"), 1);
+  expectTheGpuServes(44);
 }
 
 TEST_F(ExecuteCudaTest, ARunawayKernelIsStoppedAtItsTimeLimitAndTheGpuServesOn) {

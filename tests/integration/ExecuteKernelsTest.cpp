@@ -837,6 +837,116 @@ TEST_F(ExecuteKernelsTest, EverySimdGroupFunctionAtWidth32WithDivergentLanes) {
   }
 }
 
+// The integer SIMD-group reductions (on sm_80+ one redux.sync each over the
+// active mask; a shuffle tree elsewhere) of int, uint, short, uchar and int2,
+// beside long and float (always shuffles), in threadgroups of 64 with a
+// partial last one of 8 lanes: with every lane active, with the odd lanes
+// returned early, and with lanes 0..15 returned early (the reductions must
+// fold the active lanes only). Signed values, so that signed and unsigned
+// min/max differ, and narrow types that wrap and sign-extend.
+const char *kSimdIntReductions = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void simd_int_reductions(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
+                                constant uint& mode [[buffer(2)]], uint i [[thread_position_in_grid]],
+                                ushort lane [[thread_index_in_simdgroup]]) {
+  if ((mode == 1u && (lane & 1) != 0) || (mode == 2u && lane < 16))
+    return;
+  int x = in[i];
+  uint u = uint(x) * 2654435761u;
+  device int* o = out + i * 20;
+  o[0] = simd_sum(x);
+  o[1] = simd_min(x);
+  o[2] = simd_max(x);
+  o[3] = simd_xor(x);
+  o[4] = int(simd_sum(u));
+  o[5] = int(simd_min(u));
+  o[6] = int(simd_max(u));
+  o[7] = int(simd_and(u));
+  o[8] = int(simd_or(u));
+  o[9] = int(simd_xor(u));
+  o[10] = int(simd_max(short(x * 40)));
+  o[11] = int(simd_min(short(x * 40)));
+  o[12] = int(simd_sum(short(x * 97)));
+  o[13] = int(simd_min(uchar(x)));
+  o[14] = int(simd_max(uchar(x)));
+  int2 m = simd_min(int2(x, -x));
+  o[15] = m.x;
+  o[16] = m.y;
+  o[17] = int(simd_sum(long(x) << 20) >> 20);
+  o[18] = int(simd_sum(float(x)));
+  o[19] = int(lane);
+}
+)";
+constexpr uint32_t kSimdIntColumns = 20;
+
+TEST_F(ExecuteKernelsTest, IntegerSimdReductionsFoldTheActiveLanesOnly) {
+  const uint32_t n = 200, tg = 64; // SIMD-groups of 32 lanes, the last of 8
+  std::mt19937 rng(83);
+  std::vector<int32_t> in(n);
+  for (auto &x : in)
+    x = int32_t(rng() % 2001) - 1000;
+  for (uint32_t mode : {0u, 1u, 2u}) {
+    SCOPED_TRACE(mode == 0 ? "all lanes active" : mode == 1 ? "even lanes active" : "lanes 16..31 active");
+    Kernel k(kSimdIntReductions, "simd_int_reductions", {"-std=macos-metal2.1"});
+    k.bindNew(0, in);
+    uint32_t out = k.bindNew(1, std::vector<int32_t>(n * kSimdIntColumns, int32_t(0xdeadbeef)));
+    k.bytes(2, mode);
+    k.threads(n);
+    k.perThreadgroup(tg);
+    ExecuteResponse r;
+    ASSERT_TRUE(run(k, r));
+    auto got = result<int32_t>(r, out);
+    ASSERT_EQ(got.size(), n * kSimdIntColumns);
+    auto isActive = [&](uint32_t lane) { return mode == 0 || (mode == 1 && lane % 2 == 0) || (mode == 2 && lane >= 16); };
+    std::set<uint32_t> wrongColumns;
+    for (uint32_t base = 0; base < n; base += 32) {
+      std::vector<int32_t> xs; // the active lanes' values
+      for (uint32_t l = 0; l < 32 && base + l < n; ++l)
+        if (isActive(l))
+          xs.push_back(in[base + l]);
+      auto fold = [&](auto f, auto op) {
+        auto r = f(xs.front());
+        for (size_t j = 1; j < xs.size(); ++j)
+          r = decltype(r)(op(r, f(xs[j])));
+        return r;
+      };
+      auto id = [](int32_t x) { return x; };
+      auto un = [](int32_t x) { return uint32_t(x) * 2654435761u; };
+      auto s40 = [](int32_t x) { return int16_t(x * 40); };
+      auto s97 = [](int32_t x) { return int16_t(x * 97); };
+      auto u8 = [](int32_t x) { return uint8_t(x); };
+      auto neg = [](int32_t x) { return -x; };
+      auto add = [](auto a, auto b) { return a + b; };
+      auto mn = [](auto a, auto b) { return std::min(a, b); };
+      auto mx = [](auto a, auto b) { return std::max(a, b); };
+      auto band = [](auto a, auto b) { return a & b; };
+      auto bor = [](auto a, auto b) { return a | b; };
+      auto bxor = [](auto a, auto b) { return a ^ b; };
+      std::vector<int32_t> want;
+      if (!xs.empty())
+        want = {fold(id, add), fold(id, mn), fold(id, mx), fold(id, bxor),
+                int32_t(fold(un, add)), int32_t(fold(un, mn)), int32_t(fold(un, mx)),
+                int32_t(fold(un, band)), int32_t(fold(un, bor)), int32_t(fold(un, bxor)),
+                fold(s40, mx), fold(s40, mn), fold(s97, add), fold(u8, mn), fold(u8, mx),
+                fold(id, mn), fold(neg, mn), fold(id, add), fold(id, add)};
+      for (uint32_t l = 0; l < 32 && base + l < n; ++l) {
+        const int32_t *row = &got[size_t(base + l) * kSimdIntColumns];
+        if (!isActive(l)) {
+          for (uint32_t c = 0; c < kSimdIntColumns; ++c)
+            ASSERT_EQ(row[c], int32_t(0xdeadbeef)) << "inactive thread " << base + l << " wrote column " << c;
+          continue;
+        }
+        ASSERT_EQ(row[19], int32_t(l)) << "thread " << base + l << " is not lane " << l;
+        for (uint32_t c = 0; c + 1 < kSimdIntColumns; ++c)
+          if (row[c] != want[c] && wrongColumns.insert(c).second)
+            ADD_FAILURE() << "column " << c << ", thread " << base + l << " (lane " << l << " of " << xs.size()
+                          << " active): got " << row[c] << ", want " << want[c];
+      }
+    }
+    EXPECT_TRUE(wrongColumns.empty()) << wrongColumns.size() << " of " << kSimdIntColumns - 1 << " columns are wrong";
+  }
+}
+
 // simdgroup_matrix 8x8: one SIMD-group per 8x8 tile of C, accumulating into
 // the C it loaded (so a store that overtook another lane's load would show),
 // B read transposed from its transpose, in float and in half. Integer
