@@ -808,15 +808,25 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
       if (first >= totalGroups)
         break;
       uint64_t last = std::min(totalGroups, first + chunk);
+      // The chunk's first position by division, the next ones by counting
+      // (three 64-bit divisions per threadgroup cost as much as a small
+      // kernel's whole threadgroup: saxpy, bench/RESULTS.md).
+      uint32_t pos[3] = {uint32_t(first % groups[0]), uint32_t(first / groups[0] % groups[1]),
+                         uint32_t(first / (uint64_t(groups[0]) * groups[1]))};
       for (uint64_t g = first; g < last; ++g) {
-        uint32_t pos[3] = {uint32_t(g % groups[0]), uint32_t(g / groups[0] % groups[1]),
-                           uint32_t(g / (uint64_t(groups[0]) * groups[1]))};
         for (int c = 0; c < 3; ++c) {
           launch[kThreadgroupPositionInGrid + c] = pos[c];
           if (dispatchThreads)
             launch[kThreadsPerThreadgroup + c] = std::min(tpt[c], grid[c] - pos[c] * tpt[c]);
         }
         k.fn(myArgs.data(), launch, block);
+        if (++pos[0] == groups[0]) {
+          pos[0] = 0;
+          if (++pos[1] == groups[1]) {
+            pos[1] = 0;
+            ++pos[2];
+          }
+        }
       }
     }
   };

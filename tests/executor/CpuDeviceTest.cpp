@@ -284,6 +284,27 @@ kernel void k(device uint* o [[buffer(0)]], device uint* t [[buffer(1)]],
   }
 }
 
+// Threadgroups are handed out in chunks that cross rows and planes of the
+// grid (105 threadgroups, chunks of 3 here): each gets its own position.
+TEST(CpuDevice, EveryThreadgroupOfAThreeDimensionalGridGetsItsPosition) {
+  std::string bc = bitcodeOf(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* o [[buffer(0)]], uint3 p [[thread_position_in_grid]], uint3 n [[threads_per_grid]],
+              uint3 tg [[threadgroup_position_in_grid]]) {
+  o[(p.z * n.y + p.y) * n.x + p.x] = tg.x | (tg.y << 8) | (tg.z << 16);
+}
+)");
+  const uint32_t w = 10, h = 6, d = 14; // threadgroups 5 x 3 x 7
+  Request req(bc, "k");
+  req.buffer(bytesOf(std::vector<uint32_t>(w * h * d, 0xdeadbeefu)), true).grid(w, h, d).threads(2, 2, 2);
+  auto o = valuesOf<uint32_t>(run(req).buffers(0));
+  for (uint32_t z = 0; z < d; ++z)
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t x = 0; x < w; ++x)
+        ASSERT_EQ(o[(z * h + y) * w + x], (x / 2) | ((y / 2) << 8) | ((z / 2) << 16)) << x << "," << y << "," << z;
+}
+
 TEST(CpuDevice, TwoDimensionalDispatchThreads) {
   std::string bc = bitcodeOf(R"(
 #include <metal_stdlib>
