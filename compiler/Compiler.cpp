@@ -1582,6 +1582,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     relaxByteVectorAlignment(*module);
   optimize(*module, *tm);
   if (job.target.arch == Arch::NVPTX64) {
+    correctlyRoundHalfDivision(*module);
     dropSingleThreadFences(*module);
     alignSharedMemory(*module);
   }

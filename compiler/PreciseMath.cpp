@@ -1,6 +1,8 @@
 #include "PreciseMath.h"
 
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
@@ -74,6 +76,42 @@ void makePreciseMathPrecise(Module &m) {
     for (User *u : f->users())
       if (auto *call = dyn_cast<CallBase>(u))
         dropNoFPClass(*call);
+  }
+}
+
+void correctlyRoundHalfDivision(Module &m) {
+  std::vector<BinaryOperator *> divisions;
+  for (Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    bool unsafeFunction = f.getFnAttribute("unsafe-fp-math").getValueAsString() == "true";
+    for (Instruction &i : instructions(f))
+      if (auto *div = dyn_cast<BinaryOperator>(&i); div && div->getOpcode() == Instruction::FDiv &&
+                                                    div->getType()->getScalarType()->isHalfTy() &&
+                                                    (unsafeFunction || div->hasAllowReciprocal() || div->hasApproxFunc()))
+        divisions.push_back(div);
+  }
+  for (BinaryOperator *div : divisions) {
+    IRBuilder<> b(div);
+    Type *floatTy = b.getFloatTy();
+    Function *divRn = Intrinsic::getDeclaration(&m, Intrinsic::nvvm_div_rn_f);
+    auto quotient = [&](Value *x, Value *y) -> Value * {
+      return b.CreateFPTrunc(b.CreateCall(divRn, {b.CreateFPExt(x, floatTy), b.CreateFPExt(y, floatTy)}),
+                             b.getHalfTy());
+    };
+    Value *result;
+    if (auto *vt = dyn_cast<FixedVectorType>(div->getType())) {
+      result = PoisonValue::get(vt);
+      for (unsigned lane = 0; lane < vt->getNumElements(); ++lane)
+        result = b.CreateInsertElement(
+            result, quotient(b.CreateExtractElement(div->getOperand(0), lane), b.CreateExtractElement(div->getOperand(1), lane)),
+            lane);
+    } else {
+      result = quotient(div->getOperand(0), div->getOperand(1));
+    }
+    result->takeName(div);
+    div->replaceAllUsesWith(result);
+    div->eraseFromParent();
   }
 }
 

@@ -26,4 +26,16 @@ namespace msl::compiler {
 /// fast-math choices (NVPTX div.approx, sqrt.approx) do not apply to it.
 void makePreciseMathPrecise(llvm::Module &m);
 
+/// NVPTX, after optimization: every half (or half vector) fdiv compiled
+/// with fast math (arcp/afn flags, or an "unsafe-fp-math" function) becomes
+/// fpext, llvm.nvvm.div.rn.f (div.rn.f32) per lane, fptrunc. Table 38 wants
+/// half x / y correctly rounded whatever the fast-math mode, and the backend
+/// promotes a fast half fdiv to div.approx.f32, which rounds 45 of 1.8e7
+/// quotients wrongly (msl-conformance, H200); the correctly rounded float
+/// quotient rounded to half is the correctly rounded half quotient (24 >=
+/// 2 * 11 + 2 bits). The intrinsic keeps the choice from the backend's
+/// function-wide fast-math options; it runs after InstCombine, which would
+/// fold it back into an fdiv.
+void correctlyRoundHalfDivision(llvm::Module &m);
+
 } // namespace msl::compiler
