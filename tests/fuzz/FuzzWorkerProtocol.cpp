@@ -108,6 +108,39 @@ void splitRoundTrip(const std::string &body, msl::service::PayloadFields fields)
   Message any;
   if (body.size() <= 32768)
     (void)readBack(msl::service::encodeLength(msl::service::kSplitFrameFlag) + body, any, split, 1 << 16);
+
+  // With a shared payload region (WorkerProtocol.h kSharedPayloadsFlag):
+  // the payloads go there and the same message reads back; the region's
+  // bytes are whatever the other side left, and a frame that claims more
+  // than the region holds is refused.
+  static std::vector<char> region(16384);
+  const msl::service::SharedPayloads shared{region.data(), region.size()};
+  auto readShared = [&](const std::string &bytes, Message &out, const msl::service::SharedPayloads &with) {
+    int fds[2];
+    require(::pipe(fds) == 0);
+    require(::write(fds[1], bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+    ::close(fds[1]);
+    bool inSplit = false;
+    bool ok = msl::service::readAnyMessage(fds[0], out, fields, inSplit, msl::service::kMaxWorkerMessageBytes, with);
+    ::close(fds[0]);
+    return ok;
+  };
+  if (msl::service::fitsSharedPayloads(payloads, shared)) {
+    std::string sharedHead;
+    std::vector<std::string *> again;
+    require(msl::service::encodeSplitHead(m, fields, sharedHead, again, true));
+    msl::service::putSharedPayloads(again, shared);
+    Message fromShared;
+    require(readShared(sharedHead, fromShared, shared) && deterministic(fromShared) == once);
+    Message none; // the same frame without the region
+    require(!readShared(sharedHead, none, {}) || payloads.empty());
+  }
+  // The input as the tail of a shared-payload frame after an empty message.
+  Message tail;
+  if (body.size() <= 32768)
+    (void)readShared(msl::service::encodeLength(msl::service::kSplitFrameFlag | msl::service::kSharedPayloadsFlag) +
+                         body,
+                     tail, shared);
 }
 
 } // namespace
