@@ -172,6 +172,19 @@ protected:
       ASSERT_EQ(got[i], base + i) << i;
   }
 
+  /// A faulted request (an illegal address, a trap): ABORTED naming the
+  /// kernel, counted once; then a new worker on a fresh context serves.
+  void expectAFaultThenTheGpuServes(const msl::client::Result<ExecuteResponse> &out, const std::string &kernel,
+                                    uint32_t next) {
+    ASSERT_FALSE(out.ok());
+    const std::string &message = out.status().error_message();
+    EXPECT_EQ(out.status().error_code(), StatusCode::ABORTED) << message;
+    EXPECT_NE(message.find("faulted"), std::string::npos) << message;
+    EXPECT_NE(message.find(kernel), std::string::npos) << message;
+    EXPECT_EQ(daemon_->metric("msld_kernel_faults_total"), 1);
+    expectTheGpuServes(next);
+  }
+
   std::unique_ptr<msl::client::Client> client_;
   std::unique_ptr<DeviceRunner> runner_;
 };
@@ -312,12 +325,7 @@ TEST_F(ExecuteCudaTest, AFaultingKernelIsAbortedAndTheGpuServesOn) {
   msl::client::Result<ExecuteResponse> out = grpc::Status::OK;
   if (!run(r, out))
     return;
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().error_code(), StatusCode::ABORTED) << out.status().error_message();
-  EXPECT_NE(out.status().error_message().find("faulted"), std::string::npos) << out.status().error_message();
-  EXPECT_NE(out.status().error_message().find("wild_store"), std::string::npos) << out.status().error_message();
-  EXPECT_EQ(daemon_->metric("msld_kernel_faults_total"), 1);
-  expectTheGpuServes(11);
+  expectAFaultThenTheGpuServes(out, "wild_store", 11);
 }
 
 // A trap (__builtin_trap, PTX `trap;`) in one thread is a fault like an
@@ -331,13 +339,8 @@ TEST_F(ExecuteCudaTest, ATrappingKernelIsAbortedAndTheGpuServesOn) {
   msl::client::Result<ExecuteResponse> out = grpc::Status::OK;
   if (!run(r, out))
     return;
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().error_code(), StatusCode::ABORTED) << out.status().error_message();
-  EXPECT_NE(out.status().error_message().find("faulted"), std::string::npos) << out.status().error_message();
-  EXPECT_NE(out.status().error_message().find("trapping"), std::string::npos) << out.status().error_message();
   std::cout << "a trap reads: " << out.status().error_message() << "\n";
-  EXPECT_EQ(daemon_->metric("msld_kernel_faults_total"), 1);
-  expectTheGpuServes(44);
+  expectAFaultThenTheGpuServes(out, "trapping", 44);
 }
 
 TEST_F(ExecuteCudaTest, ARunawayKernelIsStoppedAtItsTimeLimitAndTheGpuServesOn) {
