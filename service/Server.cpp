@@ -698,6 +698,9 @@ int scrubStore(const ServerOptions &options, std::ostream &out) {
   return report.status.isOk() ? 0 : 1;
 }
 
+// The payload region of an execution or CUDA worker (WorkerProtocol.h).
+constexpr uint64_t kDefaultSharedPayloadBytes = 64ull << 20;
+
 WorkerPoolOptions defaultExecWorkers() {
   WorkerPoolOptions o;
   o.workers = 1;
@@ -705,7 +708,7 @@ WorkerPoolOptions defaultExecWorkers() {
   o.memoryLimitBytes = 8ull << 30;
   o.limitAddressSpace = false;
   o.maxResponseBytes = 512u << 20;
-  o.sharedPayloadBytes = 64ull << 20;
+  o.sharedPayloadBytes = kDefaultSharedPayloadBytes;
   o.role = "execution";
   return o;
 }
@@ -717,7 +720,7 @@ CudaDevicesOptions defaultCudaDevices() {
   o.workers.limitAddressSpace = false;
   o.workers.maxResponseBytes = 512u << 20;
   o.workers.startTimeout = std::chrono::milliseconds(60000); // a context takes a moment
-  o.workers.sharedPayloadBytes = 64ull << 20;
+  o.workers.sharedPayloadBytes = kDefaultSharedPayloadBytes; // as the cpu's: one flag sets both
   return o;
 }
 

@@ -270,14 +270,6 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
       sharedFd = -1;
     }
   }
-  auto dropShared = [&] {
-    if (shared)
-      ::munmap(shared.data, shared.size);
-    if (sharedFd >= 0)
-      ::close(sharedFd);
-    shared = {};
-    sharedFd = -1;
-  };
   const SandboxPlan *sandbox = sandbox_.get();
   const char *path = sandbox ? sandbox->executable().c_str() : options_.workerPath.c_str();
   // argv (and a sandboxed worker's environment) are built before the fork:
@@ -350,7 +342,8 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::close(in[1]);
     ::close(out[0]);
     ::close(err[0]);
-    dropShared();
+    if (shared)
+      ::munmap(shared.data, shared.size);
     error = std::string("fork: ") + std::strerror(errno);
     return false;
   }
@@ -515,16 +508,12 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
     }
   } else {
     // The head, then each payload from where it lies.
-    // In the payload region when they fit (copied there before the head is
-    // written, so the worker finds them when it reads it).
+    // The head, then the payloads not in the worker's payload region.
     std::string head;
     std::vector<std::string *> payloads;
-    const bool inShared = fitsSharedPayloads(framing->request(*split), w.shared);
-    if (encodeSplitHead(*split, framing->request, head, payloads, inShared)) {
-      if (inShared)
-        putSharedPayloads(payloads, w.shared);
+    if (encodeSplitFrame(*split, framing->request, w.shared, head, payloads)) {
       io = writeAll(w.toWorker, head.data(), head.size(), wait);
-      for (size_t i = 0; i < payloads.size() && io == Io::Done && !inShared; ++i)
+      for (size_t i = 0; i < payloads.size() && io == Io::Done; ++i)
         io = writeAll(w.toWorker, payloads[i]->data(), payloads[i]->size(), wait);
     }
   }

@@ -112,23 +112,6 @@ bool mapSharedPayloads(int fd, SharedPayloads &region) {
   return true;
 }
 
-bool fitsSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region) {
-  if (!region)
-    return false;
-  uint64_t total = 0;
-  for (const std::string *p : payloads)
-    total += p->size();
-  return total <= region.size;
-}
-
-void putSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region) {
-  size_t at = 0;
-  for (const std::string *p : payloads) {
-    std::memcpy(region.data + at, p->data(), p->size());
-    at += p->size();
-  }
-}
-
 bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,
                      std::vector<std::string *> &payloads, bool sharedPayloads) {
   payloads = fields(message);
@@ -156,21 +139,35 @@ bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields field
   return true;
 }
 
-bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields,
-                       const SharedPayloads &shared) {
-  const bool inShared = fitsSharedPayloads(fields(message), shared);
-  std::string head;
-  std::vector<std::string *> payloads;
+bool encodeSplitFrame(google::protobuf::MessageLite &message, PayloadFields fields, const SharedPayloads &shared,
+                      std::string &head, std::vector<std::string *> &payloads) {
+  uint64_t total = 0;
+  for (const std::string *p : fields(message))
+    total += p->size();
+  const bool inShared = shared && total <= shared.size;
   if (!encodeSplitHead(message, fields, head, payloads, inShared))
     return false;
-  if (inShared)
-    putSharedPayloads(payloads, shared); // before the head: the reader takes them once it has it
-  if (!writeAll(fd, head.data(), head.size()))
+  if (inShared) {
+    // Before the head is written: the reader takes them once it has it.
+    size_t at = 0;
+    for (const std::string *p : payloads) {
+      std::memcpy(shared.data + at, p->data(), p->size());
+      at += p->size();
+    }
+    payloads.clear();
+  }
+  return true;
+}
+
+bool writeSplitMessage(int fd, google::protobuf::MessageLite &message, PayloadFields fields,
+                       const SharedPayloads &shared) {
+  std::string head;
+  std::vector<std::string *> payloads;
+  if (!encodeSplitFrame(message, fields, shared, head, payloads) || !writeAll(fd, head.data(), head.size()))
     return false;
-  if (!inShared)
-    for (const std::string *p : payloads)
-      if (!writeAll(fd, p->data(), p->size()))
-        return false;
+  for (const std::string *p : payloads)
+    if (!writeAll(fd, p->data(), p->size()))
+      return false;
   return true;
 }
 

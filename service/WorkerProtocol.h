@@ -73,12 +73,6 @@ struct SharedPayloads {
 /// False (and `region` empty) when fd is not a mappable region.
 bool mapSharedPayloads(int fd, SharedPayloads &region);
 
-/// Whether `payloads` fit in `region` (there is one and they are no larger).
-bool fitsSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region);
-
-/// Copies `payloads` one after the other to the start of `region` (they fit).
-void putSharedPayloads(const std::vector<std::string *> &payloads, const SharedPayloads &region);
-
 /// A message's payload fields in a fixed order (the same on both sides).
 using PayloadFields = std::vector<std::string *> (*)(google::protobuf::MessageLite &);
 /// ExecWorkerRequest: each buffer's data, then each texture's data.
@@ -91,9 +85,14 @@ std::vector<std::string *> execResponsePayloads(google::protobuf::MessageLite &r
 /// The message is left as it was. False if it does not serialize or the
 /// frame would pass kMaxWorkerMessageBytes.
 /// With `sharedPayloads` the frame says its payloads lie in the shared
-/// region (the caller puts them there, putSharedPayloads).
+/// region (encodeSplitFrame puts them there).
 bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,
                      std::vector<std::string *> &payloads, bool sharedPayloads = false);
+/// A split frame of `message` to send: its head, and the payloads to write
+/// after it, or, when they fit in `shared`, none: they are copied to the
+/// region and the head says so. False as encodeSplitHead.
+bool encodeSplitFrame(google::protobuf::MessageLite &message, PayloadFields fields, const SharedPayloads &shared,
+                      std::string &head, std::vector<std::string *> &payloads);
 
 /// How reading the rest of a frame went.
 enum class FrameRead { Ok, ReadFailed, TooLarge, Malformed };

@@ -125,11 +125,10 @@ void splitRoundTrip(const std::string &body, msl::service::PayloadFields fields)
     ::close(fds[0]);
     return ok;
   };
-  if (msl::service::fitsSharedPayloads(payloads, shared)) {
-    std::string sharedHead;
-    std::vector<std::string *> again;
-    require(msl::service::encodeSplitHead(m, fields, sharedHead, again, true));
-    msl::service::putSharedPayloads(again, shared);
+  std::string sharedHead;
+  std::vector<std::string *> rest;
+  require(msl::service::encodeSplitFrame(m, fields, shared, sharedHead, rest));
+  if (rest.empty()) { // the payloads fit: they went to the region
     Message fromShared;
     require(readShared(sharedHead, fromShared, shared) && deterministic(fromShared) == once);
     Message none; // the same frame without the region
