@@ -4,7 +4,7 @@
 #include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/IR/InstIterator.h>
 
-#include "CpuTextures.h"
+#include "Textures.h"
 #include "GuardedMemory.h"
 #include "WorkGroupFunction.h"
 #include "WorkerProtocol.h"
@@ -367,7 +367,7 @@ unsigned slotsReadBy(llvm::Function *entry) {
   return unsigned((end + 7) / 8);
 }
 
-// The texture hooks CpuTextures implements (the JIT resolves them to it).
+// The texture hooks (TextureHooks.cpp; the JIT resolves them to it).
 bool isTextureHook(llvm::StringRef name) {
   static const llvm::StringSet<> kHooks = [] {
     llvm::StringSet<> s;
@@ -718,10 +718,13 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
     std::memcpy(buffers[i].data(), b.data().data(), b.data().size());
   }
   std::vector<OwnedTexture> textures(req.textures_size());
-  for (int i = 0; i < req.textures_size(); ++i)
+  uint64_t textureUsage = 0; // the hooks' first usage report (TextureOps.h)
+  for (int i = 0; i < req.textures_size(); ++i) {
     if (std::string e = makeTexture(req.textures(i), textures[i]); !e.empty())
       return fail("texture " + std::to_string(i) + " ([[texture(" + std::to_string(req.textures(i).index()) +
                   ")]]): " + e);
+    textures[i].texture.usage = &textureUsage;
+  }
 
   // Argument slots; threadgroup slots get their offsets in each
   // threadgroup's block, after the threadgroup variables.
@@ -751,13 +754,14 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
       blockBytes = alignTo(blockBytes + s.length(), 16);
       break;
     case ExecSlot::HANDLE: {
-      // A texture's address or a sampler's packed state (CpuTextures.h).
+      // A texture's address or a sampler's packed state (TextureOps.h).
       std::vector<uint64_t> &handles = handleArrays[i];
       for (const auto &h : s.handles()) {
         if (h.has_texture() && h.texture() >= textures.size())
           return fail("argument slot " + std::to_string(i) + " names texture " + std::to_string(h.texture()) +
                       " of " + std::to_string(textures.size()));
-        handles.push_back(h.has_texture() ? textures[h.texture()].texture.handle() : h.sampler_state());
+        handles.push_back(h.has_texture() ? uint64_t(reinterpret_cast<uintptr_t>(&textures[h.texture()].texture))
+                                          : h.sampler_state());
       }
       if (s.handle_array())
         args[i] = handles.data();
@@ -831,7 +835,6 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
     }
   };
   std::snprintf(gKernelSymbol, sizeof gKernelSymbol, "%s", req.symbol().c_str());
-  (void)takeTextureUsageError(); // none left from an earlier request
   if (beforeFirstDispatch)
     beforeFirstDispatch(); // the JIT is done: the kernel's own time starts
   for (unsigned r = 0; r < repeat; ++r) {
@@ -842,8 +845,8 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
     auto end = std::chrono::steady_clock::now();
     gKernelRunning = 0;
     resp.add_dispatch_time_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
-    if (std::string e = takeTextureUsageError(); !e.empty())
-      return fail("kernel " + req.symbol() + ": " + e);
+    if (textureUsage)
+      return fail("kernel " + req.symbol() + ": " + describeTextureUsage(textureUsage, "cpu"));
   }
 
   for (int i = 0; i < req.buffers_size(); ++i)

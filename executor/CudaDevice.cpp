@@ -1,5 +1,6 @@
 #include "CudaDevice.h"
 
+#include "Textures.h"
 #include "CudaDriver.h"
 #include "WorkerProtocol.h"
 
@@ -73,6 +74,21 @@ uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 } // namespace
 
+const std::map<std::string, std::string> &generatedTextureLibrary(); // EmbeddedTexturePtx.cpp
+
+const std::string &cudaTextureLibraryPtx() { return generatedTextureLibrary().at("texture-hooks.ptx"); }
+
+std::string cudaJitIdentity() {
+  // FNV-1a of the library: a version tag inside a key that is hashed with
+  // SHA-256 (service/CubinCache.cpp), not a digest that must resist forgery.
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : cudaTextureLibraryPtx())
+    h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(kCudaJitOptions) + " textures=" + hex;
+}
+
 msl::internal::CudaProbeResponse probeCudaDevices() {
   msl::internal::CudaProbeResponse out;
   std::string why;
@@ -83,6 +99,7 @@ msl::internal::CudaProbeResponse probeCudaDevices() {
   }
   out.set_driver_build(d->build);
   out.set_cuda_version(d->cudaVersion);
+  out.set_jit_identity(cudaJitIdentity());
   int count = 0;
   if (CUresult r = d->cuDeviceGetCount(&count); r != CUDA_SUCCESS || count <= 0) {
     out.set_unavailable(r == CUDA_SUCCESS ? "no CUDA device: the driver sees no GPU"
@@ -296,6 +313,14 @@ bool CudaDevice::Impl::link(const std::string &ptx, std::string &cubin, std::str
   std::string text = ptx; // the JIT wants it NUL-terminated
   text.push_back('\0');
   CUresult r = d->cuLinkAddData(state, kJitInputPtx, text.data(), text.size(), "kernel.ptx", 0, nullptr, nullptr);
+  // A kernel that uses a texture calls the hooks (.extern .func): the
+  // texture library defines them.
+  if (r == CUDA_SUCCESS && ptx.find(".extern .func") != std::string::npos &&
+      ptx.find("__msl_texture_") != std::string::npos) {
+    const std::string &library = cudaTextureLibraryPtx();
+    r = d->cuLinkAddData(state, kJitInputPtx, const_cast<char *>(library.c_str()), library.size() + 1,
+                         "msl-texture-hooks.ptx", 0, nullptr, nullptr);
+  }
   void *image = nullptr;
   size_t size = 0;
   if (r == CUDA_SUCCESS)
@@ -464,6 +489,47 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     if (r != CUDA_SUCCESS)
       return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
   }
+  // Textures: texels in device memory, and one block holding the
+  // dispatch's usage word, the textures' descriptions (TextureOps.h; a
+  // texture's handle is its description's device address) and the handles
+  // of metal::array arguments.
+  std::vector<TextureView> views(size_t(req.textures_size()));
+  size_t arrayHandles = 0;
+  for (const auto &slot : req.slots())
+    if (slot.kind() == ExecSlot::HANDLE && slot.handle_array())
+      arrayHandles += size_t(slot.handles_size());
+  const size_t viewsAt = sizeof(uint64_t), arraysAt = viewsAt + views.size() * sizeof(TextureView);
+  std::vector<char> block;
+  CUdeviceptr blockOnDevice = 0;
+  if (!views.empty() || arrayHandles) {
+    block.assign(arraysAt + arrayHandles * sizeof(uint64_t), 0);
+    if (CUresult r = s.allocate(blockOnDevice, block.size()); r != CUDA_SUCCESS)
+      return fail("cannot allocate the textures' descriptions on " + s.name + ": " + d.describe(r));
+    memory.pointers.push_back(blockOnDevice);
+    memory.sizes.push_back(block.size());
+  }
+  for (size_t i = 0; i < views.size(); ++i) {
+    const auto &in = req.textures(int(i));
+    if (std::string e = describeTexture(in, views[i]); !e.empty())
+      return fail("texture " + std::to_string(i) + " ([[texture(" + std::to_string(in.index()) + ")]]): " + e);
+    CUdeviceptr texels = 0;
+    if (CUresult r = s.allocate(texels, views[i].bytes()); r != CUDA_SUCCESS)
+      return fail("cannot allocate " + std::to_string(views[i].bytes()) + " bytes for texture " +
+                  std::to_string(i) + " on " + s.name + ": " + d.describe(r));
+    memory.pointers.push_back(texels);
+    memory.sizes.push_back(views[i].bytes());
+    CUresult r = in.data().empty() ? CUDA_SUCCESS
+                                   : d.cuMemcpyHtoDAsync(texels, in.data().data(), in.data().size(), s.stream);
+    if (r == CUDA_SUCCESS && in.data().size() < views[i].bytes())
+      r = d.cuMemsetD8Async(texels + in.data().size(), 0, views[i].bytes() - in.data().size(), s.stream);
+    if (r != CUDA_SUCCESS)
+      return fail("cannot copy texture " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
+    views[i].texels = reinterpret_cast<char *>(uintptr_t(texels));
+    views[i].usage = reinterpret_cast<uint64_t *>(uintptr_t(blockOnDevice));
+  }
+  if (!views.empty())
+    std::memcpy(block.data() + viewsAt, views.data(), views.size() * sizeof(TextureView));
+  size_t nextArrayHandle = 0;
   stage(s.stageTimes.copy_in_us); // allocations, copies and zero fills queued
   for (const auto &slot : req.slots()) {
     switch (slot.kind()) {
@@ -487,10 +553,36 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
         return fail("the threadgroup memory lengths total more than " + s.limits.name + "'s " +
                     std::to_string(s.limits.sharedOptin) + " bytes");
       break;
+    case ExecSlot::HANDLE: {
+      // A texture's description's address or a sampler's packed state.
+      std::vector<uint64_t> handles;
+      for (const auto &h : slot.handles()) {
+        if (h.has_texture() && h.texture() >= views.size())
+          return fail("a slot names texture " + std::to_string(h.texture()) + " of " + std::to_string(views.size()));
+        handles.push_back(h.has_texture() ? blockOnDevice + viewsAt + h.texture() * sizeof(TextureView)
+                                          : h.sampler_state());
+      }
+      if (slot.handle_array()) {
+        const size_t at = arraysAt + nextArrayHandle * sizeof(uint64_t);
+        if (!handles.empty())
+          std::memcpy(block.data() + at, handles.data(), handles.size() * sizeof(uint64_t));
+        nextArrayHandle += handles.size();
+        pointerValues.push_back(blockOnDevice + at);
+      } else if (handles.size() > 1) {
+        return fail("a slot has " + std::to_string(handles.size()) + " handles and is not an array");
+      } else {
+        pointerValues.push_back(handles.empty() ? 0 : handles[0]);
+      }
+      params.push_back(&pointerValues.back());
+      break;
+    }
     default:
-      return fail("textures and samplers are not supported on the cuda device yet");
+      return fail("a slot is of an unknown kind");
     }
   }
+  if (blockOnDevice)
+    if (CUresult r = d.cuMemcpyHtoDAsync(blockOnDevice, block.data(), block.size(), s.stream); r != CUDA_SUCCESS)
+      return fail("cannot copy the textures' descriptions to " + s.name + ": " + d.describe(r));
   if (uint64_t(staticShared) + dynamicShared > uint64_t(s.limits.sharedOptin))
     return fail("kernel '" + req.symbol() + "' needs " + std::to_string(staticShared) +
                 " bytes of threadgroup memory and its arguments " + std::to_string(dynamicShared) + "; " +
@@ -549,41 +641,56 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
       s.fault(req.symbol(), r);
     resp.add_dispatch_time_ns(int64_t(double(ms) * 1e6));
   }
+  // What comes back: the returned buffers and textures, and the textures'
+  // usage word.
+  struct Back {
+    CUdeviceptr from;
+    size_t bytes;
+    std::string *to;
+  };
+  std::vector<Back> back;
+  for (int i = 0; i < req.buffers_size(); ++i)
+    if (req.buffers(i).returned())
+      back.push_back({memory.pointers[size_t(i)], req.buffers(i).length(), resp.add_buffers()});
+  for (size_t i = 0; i < views.size(); ++i)
+    if (req.textures(int(i)).returned())
+      back.push_back({uintptr_t(views[i].texels), size_t(views[i].bytes()), resp.add_textures()});
+  std::string usage;
+  if (!views.empty())
+    back.push_back({blockOnDevice, sizeof(uint64_t), &usage});
   uint64_t returnedBytes = 0;
-  for (const auto &b : req.buffers())
-    if (b.returned())
-      returnedBytes += b.length();
+  for (const Back &b : back)
+    returnedBytes += b.bytes;
   if (char *staging = s.stagingFor(returnedBytes)) {
     size_t at = 0;
-    for (int i = 0; i < req.buffers_size(); ++i) {
-      const auto &b = req.buffers(i);
-      if (!b.returned() || b.length() == 0)
+    for (const Back &b : back) {
+      if (b.bytes == 0)
         continue;
-      if (CUresult r = d.cuMemcpyDtoHAsync(staging + at, memory.pointers[size_t(i)], b.length(), s.stream);
-          r != CUDA_SUCCESS)
+      if (CUresult r = d.cuMemcpyDtoHAsync(staging + at, b.from, b.bytes, s.stream); r != CUDA_SUCCESS)
         s.fault(req.symbol(), r);
-      at += b.length();
+      at += b.bytes;
     }
     if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
     at = 0;
-    for (const auto &b : req.buffers())
-      if (b.returned()) {
-        resp.add_buffers()->assign(staging + at, b.length());
-        at += b.length();
-      }
+    for (const Back &b : back) {
+      b.to->assign(staging + at, b.bytes);
+      at += b.bytes;
+    }
   } else {
-    for (int i = 0; i < req.buffers_size(); ++i) {
-      const auto &b = req.buffers(i);
-      if (!b.returned())
+    for (const Back &b : back) {
+      b.to->resize(b.bytes);
+      if (b.bytes == 0)
         continue;
-      std::string *out = resp.add_buffers();
-      out->resize(b.length());
-      if (b.length() == 0)
-        continue;
-      if (CUresult r = d.cuMemcpyDtoH(out->data(), memory.pointers[size_t(i)], b.length()); r != CUDA_SUCCESS)
+      if (CUresult r = d.cuMemcpyDtoH(b.to->data(), b.from, b.bytes); r != CUDA_SUCCESS)
         s.fault(req.symbol(), r);
     }
+  }
+  if (usage.size() == sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, usage.data(), sizeof word);
+    if (word)
+      return fail("kernel " + req.symbol() + ": " + describeTextureUsage(word, "cuda"));
   }
   stage(s.stageTimes.copy_out_us);
   return resp;

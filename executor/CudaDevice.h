@@ -30,9 +30,18 @@
 
 namespace msl::executor {
 
-/// The JIT options every PTX link uses, as part of the cubin cache key
-/// (service/CubinCache.h): change them together.
+/// The JIT options every PTX link uses (change them together with
+/// CudaDevice.cpp's link).
 constexpr const char *kCudaJitOptions = "optimization-level=4";
+
+/// What besides the PTX, the GPU and the driver decides a linked cubin: the
+/// JIT options and the texture library's digest (a kernel that calls a
+/// texture hook is linked with it). Part of the cubin cache key
+/// (service/CubinCache.h); probeCudaDevices reports it to msld.
+std::string cudaJitIdentity();
+
+/// The texture library's PTX (TextureHooks.cpp compiled for nvptx64).
+const std::string &cudaTextureLibraryPtx();
 
 /// The GPUs the driver shows, with their limits, or why there are none
 /// (no driver, no GPU). Safe to call where no driver exists.

@@ -148,8 +148,8 @@ print("msld (MSLD_EXEC_TIMING), median per call over %d calls: " % len(rows) +
 PY
   echo "== msl-bench-gpu"
   "$b/msl-bench-gpu" --ptx "$b/kernels.ptx" --cubin "$b/kernels.cubin" --cubin-restrict "$b/kernels-restrict.cubin" \
-    --cubin-scalar-ptr "$b/kernels-scalar-ptr.cubin" \
-    --copy-ptx "$b/copy.ptx" --rpc-result "$b/rpc.txt" --runs "${RUNS:-50}" | tee "$o/bench.txt";;
+    --cubin-scalar-ptr "$b/kernels-scalar-ptr.cubin" --cubin-msld-ptxas "$b/kernels-msld.cubin" \
+    --ptx-nvcc "$b/kernels-nvcc.ptx" --copy-ptx "$b/copy.ptx" --rpc-result "$b/rpc.txt" --runs "${RUNS:-50}" | tee "$o/bench.txt";;
 conformance)
   shift
   o=${OUT:-$out/out}

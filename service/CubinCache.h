@@ -30,7 +30,7 @@ struct CubinKey {
   std::string sm;          // "sm_90"
   std::string driverBuild; // "580.159.04"
   int cudaVersion = 0;     // 13000
-  std::string jitOptions;  // executor/CudaDevice.h kCudaJitOptions
+  std::string jitOptions;  // executor/CudaDevice.h cudaJitIdentity(): JIT options, texture library
 };
 
 /// 64 lowercase hex characters: SHA-256 of the version and each field,

@@ -41,6 +41,7 @@ std::unique_ptr<CudaDevices> CudaDevices::start(const CudaDevicesOptions &option
   }
   devices->driverBuild_ = found.driver_build();
   devices->cudaVersion_ = found.cuda_version();
+  devices->jitIdentity_ = found.jit_identity();
   devices->unavailable_ = found.unavailable();
 
   for (const auto &device : found.devices()) {

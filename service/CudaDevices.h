@@ -53,6 +53,9 @@ public:
   /// The driver, as the cubin cache key takes it.
   const std::string &driverBuild() const { return driverBuild_; }
   int cudaVersion() const { return cudaVersion_; }
+  /// The workers' JIT options and texture library (executor/CudaDevice.h
+  /// cudaJitIdentity), for the cubin cache key.
+  const std::string &jitIdentity() const { return jitIdentity_; }
 
   /// Stops the workers.
   void shutdown();
@@ -62,6 +65,7 @@ private:
   std::string unavailable_;
   std::string driverBuild_;
   int cudaVersion_ = 0;
+  std::string jitIdentity_;
 };
 
 } // namespace msl::service

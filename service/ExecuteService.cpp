@@ -1,6 +1,6 @@
 #include "ExecuteService.h"
 
-#include "CpuTextures.h"
+#include "Textures.h"
 #include "CudaDevice.h"
 #include "DigestProto.h"
 
@@ -173,7 +173,7 @@ Status textureFits(const json &arg, const TextureBinding &t, const std::string &
   auto bind = kBinds.find(textureType);
   if (bind == kBinds.end())
     return Status(StatusCode::UNIMPLEMENTED,
-                  what + " is a " + textureType + ", which the cpu device does not support (it has texture1d, "
+                  what + " is a " + textureType + ", which msld's devices do not support (they have texture1d, "
                          "texture2d, texture2d_array, texture3d, depth2d and depth2d_array)");
   if (t.type() != bind->second)
     return invalid(what + " is a " + textureType + ", which takes a " + TextureBinding::Type_Name(bind->second) +
@@ -193,7 +193,7 @@ Status textureFits(const json &arg, const TextureBinding &t, const std::string &
     takes = "the UINT formats";
   } else {
     return Status(StatusCode::UNIMPLEMENTED, what + " has element type '" + element +
-                                                 "', which the cpu device does not support");
+                                                 "', which msld's devices do not support");
   }
   if (!fits)
     return invalid(what + " is a " + textureType + "<" + element + ">, which takes " + takes + ", not " +
@@ -320,7 +320,7 @@ ExecuteService::ExecuteService(cache::ContentStore &store, CompileService &compi
       t->device.set_max_buffer_bytes(std::min(options_.maxBufferBytes, gpu.device.memory_bytes()));
       t->compileSm = compileSmFor(gpu.device.architecture());
       t->cubinKeyBase = {"", gpu.device.architecture(), cuda->driverBuild(), cuda->cudaVersion(),
-                         executor::kCudaJitOptions};
+                         cuda->jitIdentity()};
       targets_.push_back(std::move(t));
     }
   for (auto &t : targets_) {

@@ -40,7 +40,7 @@ struct ExecuteServiceOptions {
   size_t maxBindings = 31;
   /// Textures and samplers per request, and the bound on their indices
   /// (Metal's argument tables: 128 textures, 16 samplers). A texture's sides
-  /// are bounded by the CPU device's (executor/CpuTextures.h).
+  /// are bounded by the CPU device's (executor/Textures.h).
   size_t maxTextureBindings = 128;
   size_t maxSamplerBindings = 16;
   /// Dispatches in a row. 1000.

@@ -225,6 +225,7 @@ std::string fmtMs(double ms) {
 
 int main(int argc, char **argv) {
   std::string ptxPath, cubinPath, restrictCubinPath, pointerCubinPath, copyPtxPath, rpcResultPath;
+  std::string msldPtxasCubinPath, nvccPtxPath; // which compiler of PTX to SASS makes a difference
   unsigned copyCalls = 300;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -239,6 +240,8 @@ int main(int argc, char **argv) {
     else if (a == "--cubin") cubinPath = next();
     else if (a == "--cubin-restrict") restrictCubinPath = next();
     else if (a == "--cubin-scalar-ptr") pointerCubinPath = next();
+    else if (a == "--cubin-msld-ptxas") msldPtxasCubinPath = next();
+    else if (a == "--ptx-nvcc") nvccPtxPath = next();
     else if (a == "--copy-ptx") copyPtxPath = next();
     else if (a == "--rpc-result") rpcResultPath = next();
     else if (a == "--runs") gRuns = unsigned(std::max(1, std::atoi(next().c_str())));
@@ -246,7 +249,7 @@ int main(int argc, char **argv) {
     else {
       std::fprintf(stderr,
                    "usage: msl-bench-gpu --ptx MSLD.ptx --cubin NVCC.cubin [--cubin-restrict NVCC.cubin] [--cubin-scalar-ptr NVCC.cubin] "
-                   "[--copy-ptx COPY.ptx] [--rpc-result FILE] [--runs N] [--copy-calls N]\n");
+                   "[--cubin-msld-ptxas MSLD.cubin] [--ptx-nvcc NVCC.ptx] [--copy-ptx COPY.ptx] [--rpc-result FILE] [--runs N] [--copy-calls N]\n");
       return 2;
     }
   }
@@ -285,6 +288,15 @@ int main(int argc, char **argv) {
     CK(cuModuleLoadData(&r, readFile(pointerCubinPath).c_str()));
     impls.push_back({"nvcc scalars by pointer", r, true}); // msld's parameters
   }
+  // The same PTX through the other PTX-to-SASS compiler: msld's PTX through
+  // the toolkit's ptxas, nvcc's through the driver's JIT (as msld's runs).
+  if (!msldPtxasCubinPath.empty()) {
+    CUmodule r;
+    CK(cuModuleLoadData(&r, readFile(msldPtxasCubinPath).c_str()));
+    impls.push_back({"msld PTX, ptxas", r, true});
+  }
+  if (!nvccPtxPath.empty())
+    impls.push_back({"nvcc PTX, driver JIT", linkPtx(readFile(nvccPtxPath)), false});
   for (const Impl &impl : impls) {
     // Registers and shared memory of each kernel, as the driver sees them.
     for (const char *k : {"saxpy", "sgemm", "reduce", "histogram", "transpose", "softmax"}) {

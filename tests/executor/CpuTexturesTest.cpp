@@ -1,9 +1,9 @@
-// The CPU device's texture math (executor/CpuTextures.h) against references
+// The CPU device's texture math (executor/TextureOps.h) against references
 // written here a second way: address modes by tiling, filtering in double
 // precision from the texel definition, gather against the bilinear weights,
 // format conversions by exhaustive or neighbour checks. Inputs are random
 // with fixed seeds.
-#include "CpuTextures.h"
+#include "Textures.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,8 @@
 using namespace msl::executor;
 
 namespace {
+
+uint64_t handleOf(const TextureView &t) { return uint64_t(reinterpret_cast<uintptr_t>(&t)); }
 
 constexpr AddressMode kModes[] = {AddressMode::ClampToZero, AddressMode::ClampToEdge, AddressMode::Repeat,
                                   AddressMode::MirroredRepeat, AddressMode::ClampToBorder};
@@ -26,7 +28,7 @@ constexpr uint32_t kR8Unorm = 1, kRGBA8Unorm = 3, kRG16Float = 5, kR32Float = 7,
 // random values in [0, 1)).
 struct TestTexture {
   OwnedTexture owned;
-  CpuTexture &t = owned.texture;
+  TextureView &t = owned.texture;
 
   TestTexture(TextureType type, uint32_t format, uint32_t w, uint32_t h, uint32_t d, uint32_t layers,
               unsigned seed) {
@@ -74,7 +76,7 @@ int64_t referenceAddress(AddressMode mode, int64_t i, int64_t n) {
 
 // The reference value of texel (x, y, z) of `t` in double, components the
 // format lacks as (0, 0, 0, 1), outside texels as sampler `s` says.
-std::array<double, 4> referenceTexel(const CpuTexture &t, const SamplerState &s, int64_t x, int64_t y, int64_t z,
+std::array<double, 4> referenceTexel(const TextureView &t, const SamplerState &s, int64_t x, int64_t y, int64_t z,
                                      uint32_t layer) {
   int64_t at[3] = {x, y, z};
   const unsigned dims = t.type == TextureType::k1D ? 1 : t.type == TextureType::k3D ? 3 : 2;
@@ -107,7 +109,7 @@ std::array<double, 4> referenceTexel(const CpuTexture &t, const SamplerState &s,
 
 // Linear filtering from its definition: the weighted texels around the
 // texel-space point (u, v, w) - 0.5.
-std::array<double, 4> referenceSample(const CpuTexture &t, const SamplerState &s, const float coord[3],
+std::array<double, 4> referenceSample(const TextureView &t, const SamplerState &s, const float coord[3],
                                       bool linear, uint32_t layer) {
   const unsigned dims = t.type == TextureType::k1D ? 1 : t.type == TextureType::k3D ? 3 : 2;
   const uint32_t sides[3] = {t.width, t.height, t.depth};
@@ -269,7 +271,7 @@ TEST(TextureSampling, NearestAndLinear2dInEveryAddressModeAndCoordinateSpace) {
   TestTexture r8(TextureType::k2D, kR8Unorm, 6, 9, 1, 1, 22);
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> normalized(-1.5f, 2.5f);
-  for (const CpuTexture *t : {&tex.t, &r8.t})
+  for (const TextureView *t : {&tex.t, &r8.t})
     for (AddressMode s : kModes)
       for (AddressMode tm : {AddressMode::ClampToEdge, AddressMode::Repeat, AddressMode::ClampToBorder})
         for (bool linear : {false, true})
@@ -541,8 +543,9 @@ TEST(TextureHooks, ReadWriteQueryAtomicsAndMipLevelErrors) {
   auto sampleF = hook<F4 (*)(uint64_t, uint64_t, F4, uint32_t, I4, uint32_t, float, F4, F4, float)>(
       "__msl_texture_sample_f");
   ASSERT_TRUE(read && write && query && sampleF);
-  const uint64_t h = tex.t.handle();
-  (void)takeTextureUsageError();
+  uint64_t usage = 0;
+  tex.t.usage = &usage;
+  const uint64_t h = handleOf(tex.t);
   write(h, F4{0.25f, 0.5f, 0.75f, 1}, U4{4, 2, 0, 0}, 0, 0);
   F4 v = read(h, U4{4, 2, 0, 0}, 0, 0);
   EXPECT_EQ(v[0], 0.25f);
@@ -552,28 +555,37 @@ TEST(TextureHooks, ReadWriteQueryAtomicsAndMipLevelErrors) {
   EXPECT_EQ(query(h, 1, 0), 3u);
   EXPECT_EQ(query(h, 4, 0), 1u) << "one mip level";
   EXPECT_EQ(read(0, U4{0, 0, 0, 0}, 0, 0)[0], 0.0f) << "a null handle reads 0";
-  EXPECT_EQ(takeTextureUsageError(), "");
+  EXPECT_EQ(usage, 0u);
   // The texel (4, 2) through nearest sampling at its center, in pixels.
   SamplerState s;
   s.normalized = false;
   F4 sampled = sampleF(h, encodeSampler(s), F4{4.5f, 2.5f, 0, 0}, 0, I4{0, 0, 0, 0}, 0, 0, F4{}, F4{}, 0);
   EXPECT_EQ(sampled[1], 0.5f);
   read(h, U4{0, 0, 0, 0}, 0, 2);
-  std::string error = takeTextureUsageError();
-  EXPECT_NE(error.find("mip level 2"), std::string::npos) << error;
-  EXPECT_EQ(takeTextureUsageError(), "") << "taken";
+  read(h, U4{0, 0, 0, 0}, 0, 3);
+  std::string error = describeTextureUsage(usage, "cpu");
+  EXPECT_NE(error.find("[[texture(0)]]: read() of mip level 2, but textures on the cpu device have one level"),
+            std::string::npos)
+      << error << " (the first report stays)";
 
   TestTexture counters(TextureType::k2D, kR32Uint, 2, 2, 1, 1, 102);
   auto atomic = hook<U4 (*)(uint64_t, uint32_t, U4, uint32_t, uint32_t, uint32_t)>("__msl_texture_atomic");
   ASSERT_TRUE(atomic);
-  const uint64_t c = counters.t.handle();
+  uint64_t counterUsage = 0;
+  counters.t.usage = &counterUsage;
+  counters.t.index = 3;
+  const uint64_t c = handleOf(counters.t);
   atomic(c, 1, U4{1, 1, 0, 0}, 0, 10, 0);                      // store 10
   EXPECT_EQ(atomic(c, 4, U4{1, 1, 0, 0}, 0, 5, 0)[0], 10u);    // fetch_add 5
   EXPECT_EQ(atomic(c, 3, U4{1, 1, 0, 0}, 0, 99, 15)[0], 15u);  // compare-exchange 15 -> 99
   EXPECT_EQ(atomic(c, 10, U4{1, 1, 0, 0}, 0, 7, 0)[0], 99u);   // fetch_max: stays 99
   EXPECT_EQ(atomic(c, 0, U4{1, 1, 0, 0}, 0, 0, 0)[0], 99u);
   EXPECT_EQ(atomic(c, 4, U4{2, 0, 0, 0}, 0, 1, 0)[0], 0u) << "outside: no effect";
-  EXPECT_EQ(takeTextureUsageError(), "");
+  EXPECT_EQ(counterUsage, 0u);
+  atomic(c, 13, U4{0, 0, 0, 0}, 0, 1, 0);
+  EXPECT_EQ(describeTextureUsage(counterUsage, "cuda"),
+            "the texture at [[texture(3)]]: unknown texture atomic operation 13");
+  usage = 0;
   atomic(h, 4, U4{0, 0, 0, 0}, 0, 1, 0);
-  EXPECT_NE(takeTextureUsageError().find("r32uint or r32sint"), std::string::npos);
+  EXPECT_NE(describeTextureUsage(usage, "cpu").find("r32uint or r32sint"), std::string::npos);
 }

@@ -5,6 +5,7 @@
 // the module load times of the JIT and of the cubin it returned are printed.
 #include "CudaDevice.h"
 #include "CudaDriver.h"
+#include "Textures.h"
 
 #include <gtest/gtest.h>
 
@@ -64,6 +65,23 @@ bool haveDriver(std::string &why) {
   auto probe = probeCudaDevices();
   why = probe.unavailable();
   return probe.devices_size() > 0;
+}
+
+// The texture library the driver links beside a kernel that calls a hook
+// defines every hook the stdlib declares (the CPU's JIT table lists them).
+TEST(CudaTextureLibraryTest, DefinesEveryHookForTheDriversLinker) {
+  const std::string &ptx = cudaTextureLibraryPtx();
+  ASSERT_NE(ptx.find(".target sm_"), std::string::npos) << "not PTX";
+  const auto hooks = textureHookSymbols();
+  ASSERT_EQ(hooks.size(), 14u);
+  for (const auto &[name, address] : hooks) {
+    size_t at = ptx.find(std::string(name) + "(");
+    ASSERT_NE(at, std::string::npos) << name;
+    size_t line = ptx.rfind('\n', at) + 1;
+    EXPECT_EQ(ptx.compare(line, 13, ".visible .fun"), 0) << name << ": " << ptx.substr(line, at - line);
+  }
+  EXPECT_EQ(ptx.find(".extern"), std::string::npos) << "the library needs nothing from elsewhere";
+  EXPECT_EQ(cudaJitIdentity().rfind(std::string(kCudaJitOptions) + " textures=", 0), 0u) << cudaJitIdentity();
 }
 
 TEST(CudaDeviceTest, WithoutADriverThereIsNoDeviceAndItSaysWhy) {

@@ -12,8 +12,7 @@
 // are chosen so that every operation is exact (small integers, multiples of
 // powers of two) and otherwise within a tolerance stated at the test.
 // Without ../shared/corpus-ml (or $MSLD_TEST_CORPUS_ML) every test skips,
-// saying so; the texture kernels skip on a device without textures (cuda),
-// the SIMD-group ones on a width other than 32. One test is DISABLED: the
+// saying so; the SIMD-group ones on a width other than 32. One test is DISABLED: the
 // upstream kernel reads inactive lanes, which the comment there explains.
 //
 // Reproduce: build/bin/msld_integration_test --gtest_filter='CorpusKernelsTest.*'
@@ -215,14 +214,6 @@ protected:
   auto var##_opt = corpusKernel(local, name);                                                     \
   ASSERT_TRUE(var##_opt.has_value());                                                             \
   Kernel &var = *var##_opt
-
-/// Textures run on the cpu only: the cuda device refuses them (not yet
-/// supported, executor/CudaDevice.cpp), as ExecuteTexturesTest assumes.
-#define REQUIRE_TEXTURES()                                                                        \
-  do {                                                                                            \
-    if (runner_->present() && runner_->info().kind() != msl::v1::Device::CPU)                     \
-      GTEST_SKIP() << runner_->device() << " does not take textures yet";                        \
-  } while (0)
 
 #define REQUIRE_SIMD_WIDTH_32()                                                                   \
   do {                                                                                            \
@@ -1137,7 +1128,6 @@ TEST_F(CorpusKernelsTest, MnnSoftmaxPlaneInHalf) {
 // ---- paddle-lite (texture2d_array<half>) -------------------------------------------
 
 TEST_F(CorpusKernelsTest, PaddleLitePoolOnHalfTextureArrays) {
-  REQUIRE_TEXTURES();
   // pool: max (poolType 0) and average (1, exclusive) over the slices of
   // texture2d_array<half> (RGBA16_FLOAT, 9 x 7, 3 slices), kernel 3x3,
   // stride 2, pad 1. Max is exact; the average sums in half (each += rounds
@@ -1197,7 +1187,6 @@ TEST_F(CorpusKernelsTest, PaddleLitePoolOnHalfTextureArrays) {
 // ---- forge (texture2d<half>) ----------------------------------------------------------
 
 TEST_F(CorpusKernelsTest, ForgeMobileNetsPreprocess) {
-  REQUIRE_TEXTURES();
   // preprocess: an RGBA8 image read as half, (c * 255 - mean) * 0.017 in
   // float, written as half4(b, g, r, 0) to an RGBA16_FLOAT texture. The
   // unorm8 read rounds c/255 to half (an error up to 2^-12 relative, times

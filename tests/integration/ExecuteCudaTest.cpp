@@ -357,19 +357,5 @@ TEST_F(ExecuteCudaTest, ARunawayKernelIsStoppedAtItsTimeLimitAndTheGpuServesOn) 
   expectTheGpuServes(22);
 }
 
-TEST_F(ExecuteCudaTest, TexturesAreUnimplementedOnTheGpu) {
-  if (runner_->recording())
-    GTEST_SKIP() << "no GPU here";
-  ExecuteRequest r = iotaRequest(16, 0);
-  auto *t = r.add_textures();
-  t->set_index(0);
-  t->set_type(msl::v1::TextureBinding::TEXTURE_2D);
-  t->set_format(msl::v1::TextureBinding::R32_FLOAT);
-  t->set_width(1);
-  t->set_height(1);
-  auto out = runner_->execute(r);
-  EXPECT_EQ(out.status().error_code(), StatusCode::UNIMPLEMENTED) << out.status().error_message();
-}
-
 } // namespace
 } // namespace msl::test

@@ -1,5 +1,6 @@
 // Textures and samplers through the real msld's Execute RPC: kernels written
-// here that filter, resize, write and read textures on the cpu device,
+// here that filter, resize, write and read textures on $MSLD_TEST_DEVICE
+// (the cpu unless set; cuda:0 on the GPU machine, scripts/gpu-e2e.sh),
 // checked against references computed here (in double, from the texel
 // definitions) from random texels with fixed seeds; and the bad bindings
 // msld refuses before anything runs.
@@ -8,6 +9,7 @@
 // float, the reference in double); a unorm8 result within one step (a sum
 // within float rounding of a half step may round either way).
 #include "DaemonFixture.h"
+#include "DeviceRunner.h"
 #include "ExecuteResults.h"
 #include "msl/client/Client.h"
 
@@ -350,27 +352,43 @@ class ExecuteTexturesTest : public DaemonTest {
 protected:
   void SetUp() override {
     DaemonTest::SetUp();
-    REQUIRE_EXEC_WORKER();
-    client_ = std::make_unique<msl::client::Client>(startDaemon().address());
+    connect({});
+  }
+
+  /// A daemon started with `flags`, and the runner on $MSLD_TEST_DEVICE.
+  void connect(const std::vector<std::string> &flags) {
+    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
+      REQUIRE_EXEC_WORKER();
+    client_ = std::make_unique<msl::client::Client>(startDaemon(flags).address());
+    runner_ = std::make_unique<DeviceRunner>(*client_);
+    if (!runner_->skipReason().empty())
+      GTEST_SKIP() << runner_->skipReason();
+  }
+
+  /// The kind of device the kernels run on ("cpu", "cuda"), as its errors name it.
+  std::string deviceKind() const {
+    return runner_->recording() || runner_->device() == "cpu" ? "cpu" : "cuda";
   }
 
   ::testing::AssertionResult run(const Request &r, ExecuteResponse &response) {
-    auto result = client_->execute(r.req);
+    auto result = runner_->execute(r.req);
     if (!result.ok())
-      return ::testing::AssertionFailure() << r.req.kernel() << ": " << msl::client::describeStatus(result.status());
+      return ::testing::AssertionFailure() << r.req.kernel() << " on " << runner_->device() << ": "
+                                           << msl::client::describeStatus(result.status());
     response = std::move(result).value();
     return ::testing::AssertionSuccess();
   }
 
   void expectStatus(const Request &r, StatusCode code, const std::string &needle) {
     SCOPED_TRACE(needle);
-    auto result = client_->execute(r.req);
+    auto result = runner_->execute(r.req);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().error_code(), code) << result.status().error_message();
     EXPECT_NE(result.status().error_message().find(needle), std::string::npos) << result.status().error_message();
   }
 
   std::unique_ptr<msl::client::Client> client_;
+  std::unique_ptr<DeviceRunner> runner_;
 };
 
 TEST_F(ExecuteTexturesTest, BoxBlurThroughASamplerOverRgba8UnormAndR32Float) {
@@ -632,6 +650,8 @@ kernel void maybe(texture2d<float> t [[texture(0), function_constant(use_tex)]],
 }
 
 TEST_F(ExecuteTexturesTest, MslcRunTakesTexturesAndPrintsAndWritesThem) {
+  if (runner_->device() != "cpu")
+    GTEST_SKIP() << "mslc run's texture flags do not depend on the device: tested on the cpu";
   const uint32_t w = 5, h = 3;
   std::ofstream(dir_ / "invert.metal") << R"(#include <metal_stdlib>
 using namespace metal;
@@ -667,7 +687,7 @@ kernel void invert(texture2d<float> src [[texture(0)]], texture2d<float, access:
 
 // Texture bytes count toward what msld holds for executions, as buffers do.
 TEST_F(ExecuteTexturesTest, TextureBytesCountTowardTheBytesInFlight) {
-  client_ = std::make_unique<msl::client::Client>(startDaemon({"--exec-bytes-in-flight-mb", "1"}).address());
+  connect({"--exec-bytes-in-flight-mb", "1"});
   Image big = randomImage(TextureBinding::TEXTURE_2D, TextureBinding::RGBA8_UNORM, 512, 512, 1, 1, 901); // 1 MiB
   Request r(kBoxBlur, "box_blur");
   r.texture(0, big, false);
@@ -786,7 +806,7 @@ TEST_F(ExecuteTexturesTest, BadBindingsAreRefusedNamingTheIndex) {
     r.texture(0, src);
     r.buffer(0, 4);
     r.threads(1);
-    expectStatus(r, StatusCode::UNIMPLEMENTED, "texturecube, which the cpu device does not support");
+    expectStatus(r, StatusCode::UNIMPLEMENTED, "texturecube, which msld's devices do not support");
   }
   {
     Request r("#include <metal_stdlib>\nusing namespace metal;\n"
@@ -796,7 +816,9 @@ TEST_F(ExecuteTexturesTest, BadBindingsAreRefusedNamingTheIndex) {
     r.texture(0, src);
     r.buffer(0, 16);
     r.threads(1);
-    expectStatus(r, StatusCode::FAILED_PRECONDITION, "mip level 1, but textures on the cpu device have one level");
+    expectStatus(r, StatusCode::FAILED_PRECONDITION,
+                 "[[texture(0)]]: read() of mip level 1, but textures on the " + deviceKind() +
+                     " device have one level");
   }
   // After all that, the device still runs kernels.
   ExecuteResponse resp;
