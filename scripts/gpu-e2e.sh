@@ -78,6 +78,7 @@ bundle)
   ls -la "$out/bundle.tar.xz";;
 run)
   root=/tmp/msld-e2e
+  filter=${MSLD_E2E_FILTER:-$filter} # a part of the tests, when set
   rm -rf "$root"
   mkdir -p "$root"
   python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$out/bundle.tar.xz" "$root"

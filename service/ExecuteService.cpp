@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -116,6 +117,8 @@ Status checkTexture(const TextureBinding &t, uint64_t maxBytes) {
   case msl::v1::BufferContents::kZeros:
     given = c.zeros();
     break;
+  case msl::v1::BufferContents::kShared:
+    return invalid(where + "its contents are a shared range; a texture's are inline, a digest or zeros");
   default:
     break; // zeros
   }
@@ -270,6 +273,14 @@ struct ExecuteService::Job {
   msl::internal::ExecWorkerRequest work;
   std::vector<uint32_t> returned; // request buffer positions, in work.buffers order
   std::vector<uint32_t> returnedTextures; // their [[texture(n)]], in work.textures order
+  // Per request buffer: the shared region its bytes came from (and go back
+  // to), else null. Held, so the region outlives its client's connection
+  // until the job is answered.
+  struct SharedBuffer {
+    std::shared_ptr<SharedRegion> region;
+    uint64_t offset = 0, length = 0;
+  };
+  std::vector<SharedBuffer> shared;
   std::string symbol;
   bool compileHit = false;
   std::chrono::milliseconds timeout{0};
@@ -450,8 +461,9 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r, Target *&t
   for (int i = 0; i < r.buffers_size(); ++i) {
     const auto &b = r.buffers(i);
     uint64_t size = b.has_digest() ? uint64_t(std::max<int64_t>(0, b.digest().size_bytes()))
-                    : b.contents_case() == msl::v1::BufferContents::kZeros ? b.zeros()
-                                                                             : b.inline_().size();
+                    : b.contents_case() == msl::v1::BufferContents::kZeros  ? b.zeros()
+                    : b.contents_case() == msl::v1::BufferContents::kShared ? b.shared().length()
+                                                                              : b.inline_().size();
     if (size > target->device.max_buffer_bytes())
       return Status(StatusCode::RESOURCE_EXHAUSTED, "buffer " + std::to_string(i) + " is " + std::to_string(size) +
                                                         " bytes; the device takes at most " +
@@ -632,6 +644,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   job->call = call;
   job->symbol = kernel->value("symbol", name);
   job->compileHit = compileHit;
+  job->shared.resize(size_t(r.buffers_size()));
   auto &work = job->work;
 
   // Limits the kernel sets for itself.
@@ -679,6 +692,29 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     case msl::v1::BufferContents::kZeros:
       out->set_length(b.zeros());
       break;
+    case msl::v1::BufferContents::kShared: {
+      const auto &range = b.shared();
+      auto region = sharedRegions_ ? sharedRegions_->find(range.region()) : nullptr;
+      if (!region) {
+        call->answer(invalid("buffer " + std::to_string(i) + " names shared region '" +
+                             range.region().substr(0, 64) + "', which msld does not have" +
+                             (sharedRegions_ ? " (a region lives while its client's connection to "
+                                               "--shared-regions-socket stays open)"
+                                             : " (it serves none: --shared-regions-socket)")));
+        return;
+      }
+      if (range.offset() > region->size || range.length() > region->size - range.offset()) {
+        call->answer(invalid("buffer " + std::to_string(i) + ": " + std::to_string(range.length()) +
+                             " bytes from offset " + std::to_string(range.offset()) +
+                             " are past the end of its shared region (" + std::to_string(region->size) +
+                             " bytes)"));
+        return;
+      }
+      out->set_length(range.length());
+      out->set_data(region->base + range.offset(), range.length());
+      job->shared[size_t(i)] = {std::move(region), range.offset(), range.length()};
+      break;
+    }
     default:
       out->set_length(0);
     }
@@ -1029,7 +1065,16 @@ void ExecuteService::dispatch(Target &target) {
         };
         for (size_t i = 0; i < job->returned.size() && status.ok(); ++i) {
           auto *out = response.add_buffers();
-          out->set_buffer(job->returned[i]);
+          const uint32_t buffer = job->returned[i];
+          out->set_buffer(buffer);
+          if (const auto &shared = job->shared[buffer]; shared.region) {
+            // Back where it came from (checked against the region's size).
+            const std::string &bytes = result.buffers(int(i));
+            std::memcpy(shared.region->base + shared.offset, bytes.data(),
+                        std::min<uint64_t>(bytes.size(), shared.length));
+            out->set_in_shared_region(true);
+            continue;
+          }
           place(*result.mutable_buffers(int(i)), out);
         }
         for (size_t i = 0; i < job->returnedTextures.size() && status.ok(); ++i) {

@@ -15,6 +15,7 @@
 #include "CudaDevices.h"
 #include "FairQueue.h"
 #include "Metrics.h"
+#include "SharedRegions.h"
 #include "WorkerPool.h"
 #include "msl/cache/ContentStore.h"
 #include "msl/internal/exec_worker.pb.h"
@@ -86,6 +87,10 @@ public:
   grpc::Status listDevices(const msl::v1::ListDevicesRequest &request, msl::v1::ListDevicesResponse &response);
   /// Answers through `done` exactly once, now or from a dispatcher.
   std::shared_ptr<Call> execute(msl::v1::ExecuteRequest request, const std::string &client, Done done);
+  /// Where requests' shared ranges (BufferContents.shared) are looked up;
+  /// null (the default): a request naming one is INVALID_ARGUMENT. Set
+  /// before the first request.
+  void setSharedRegions(const SharedRegions *regions) { sharedRegions_ = regions; }
   void cancel(const std::shared_ptr<Call> &call);
   void shutdown();
 
@@ -107,6 +112,7 @@ private:
   ServiceMetrics &metrics_;
   ExecuteServiceOptions options_;
   CudaDevices *cuda_;
+  const SharedRegions *sharedRegions_ = nullptr;
   /// Each device with its own queue and dispatchers, so a busy device never
   /// delays another's executions.
   std::vector<std::unique_ptr<Target>> targets_;

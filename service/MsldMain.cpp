@@ -28,6 +28,12 @@ int main(int argc, char **argv) {
   app.add_option("--listen", options.listen, "gRPC HOST:PORT (port 0: any free port)")->capture_default_str();
   app.add_option("--listen-unix", options.listenUnix,
                  "also serve gRPC on this Unix socket path (clients: --server unix:PATH)");
+  app.add_option("--shared-regions-socket", options.sharedRegions.socketPath,
+                 "hand out shared memory regions on this Unix socket: local clients' buffers then travel through "
+                 "memory msld and they both map, not through gRPC (msl::client::SharedRegion)");
+  uint64_t sharedRegionMb = options.sharedRegions.maxRegionBytes >> 20;
+  app.add_option("--shared-region-max-mb", sharedRegionMb, "largest shared region one client may ask for")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
   // The cache (cache/README.md): bound, durability, and the --scrub mode.
   app.add_option("--cache-max-bytes", options.cacheMaxBytes,
@@ -159,6 +165,7 @@ int main(int argc, char **argv) {
   workers.timeout = std::chrono::milliseconds(timeoutMs);
   workers.startTimeout = std::chrono::milliseconds(startTimeoutMs);
   workers.memoryLimitBytes = memoryMb << 20;
+  options.sharedRegions.maxRegionBytes = sharedRegionMb << 20;
   options.drainTimeout = std::chrono::seconds(drainS);
   options.grpcMemoryBytes = grpcMemoryMb << 20;
   exec.memoryLimitBytes = execMemoryMb << 20;

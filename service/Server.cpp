@@ -738,6 +738,7 @@ struct Server::Impl {
   std::unique_ptr<WorkerPool> execWorkers;
   std::unique_ptr<CudaDevices> cudaDevices;
   std::unique_ptr<ExecuteService> executeLogic;
+  std::unique_ptr<SharedRegions> sharedRegions;
   std::unique_ptr<ExecutorGrpc> executorService;
   std::unique_ptr<AdminService> adminLogic; // after store: destroyed (joined) before it
   std::unique_ptr<AdminGrpc> adminService;
@@ -828,6 +829,15 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
   }
   impl->executeLogic = std::make_unique<ExecuteService>(*impl->store, *impl->logic, impl->execWorkers.get(),
                                                         impl->metrics, options.execute, impl->cudaDevices.get());
+  if (!options.sharedRegions.socketPath.empty()) {
+    std::string why;
+    impl->sharedRegions = SharedRegions::start(options.sharedRegions, why);
+    if (!impl->sharedRegions) {
+      error = "--shared-regions-socket: " + why;
+      return nullptr;
+    }
+    impl->executeLogic->setSharedRegions(impl->sharedRegions.get());
+  }
   impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics, *impl->gate);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics, *impl->gate);
   CompileService *compileLogic = impl->logic.get();
@@ -908,6 +918,7 @@ void Server::shutdown() {
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);
   impl_->grpcServer->Wait();
   impl_->executeLogic->shutdown();
+  impl_->sharedRegions.reset();
   impl_->logic->shutdown();
   if (impl_->execWorkers)
     impl_->execWorkers->shutdown();

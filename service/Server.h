@@ -9,6 +9,7 @@
 #pragma once
 
 #include "Auth.h"
+#include "SharedRegions.h"
 #include "CompileService.h"
 #include "ExecuteService.h"
 #include "WorkerPool.h"
@@ -44,6 +45,10 @@ struct ServerOptions {
   /// credentials and auth; who may connect is the socket file's mode (the
   /// umask's). Empty: none.
   std::string listenUnix;
+  /// Shared regions for clients on this host (SharedRegions.h): buffers
+  /// through memory both map instead of through gRPC. socketPath empty
+  /// (the default): none.
+  SharedRegionsOptions sharedRegions;
   /// RocksDB directory (created if missing).
   std::string dataDir = "msld-data";
   /// Prometheus endpoint address; empty disables it.

@@ -1,0 +1,205 @@
+// Shared regions (service/SharedRegions.h) through the real msld: a client
+// asks for one on --shared-regions-socket, binds ranges of it as buffers,
+// and the kernel's writes land in it in place; bad ranges, tokens and asks
+// are refused, naming the problem; a region goes with its connection.
+// Kernels run on $MSLD_TEST_DEVICE (the cpu unless set).
+#include "DaemonFixture.h"
+#include "DeviceRunner.h"
+#include "KernelRequest.h"
+#include "msl/client/Client.h"
+#include "msl/client/SharedRegion.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace msl::test {
+namespace {
+
+using grpc::StatusCode;
+using msl::client::SharedRegion;
+using msl::v1::ExecuteResponse;
+
+const char *kAxpy = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void axpy(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                 constant float &a [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  y[i] = a * x[i] + y[i];
+}
+)";
+
+class SharedRegionsTest : public DaemonTest {
+protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    socket_ = (dir_ / "regions.sock").string();
+    connect({"--shared-regions-socket", socket_, "--shared-region-max-mb", "4"});
+  }
+
+  void connect(const std::vector<std::string> &flags) {
+    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
+      REQUIRE_EXEC_WORKER();
+    client_ = std::make_unique<msl::client::Client>(startDaemon(flags).address());
+    runner_ = std::make_unique<DeviceRunner>(*client_);
+    if (!runner_->skipReason().empty())
+      GTEST_SKIP() << runner_->skipReason();
+  }
+
+  std::unique_ptr<SharedRegion> open(uint64_t size) {
+    auto region = SharedRegion::open(socket_, size);
+    EXPECT_TRUE(region.ok()) << msl::client::describeStatus(region.status());
+    return region.ok() ? std::move(region).value() : nullptr;
+  }
+
+  /// axpy of n floats with x and y in `region` at these offsets.
+  KernelRequest axpy(const SharedRegion &region, uint32_t n, uint64_t xAt, uint64_t yAt, float a) {
+    KernelRequest k(kAxpy, "axpy");
+    *k.req.add_buffers()->mutable_shared() = region.range(xAt, n * 4);
+    *k.req.add_buffers()->mutable_shared() = region.range(yAt, n * 4);
+    k.bind(0, 0);
+    k.bind(1, 1);
+    k.bytes(2, a);
+    k.threads(n);
+    k.perThreadgroup(64);
+    return k;
+  }
+
+  void expectStatus(const KernelRequest &k, StatusCode code, const std::string &needle) {
+    SCOPED_TRACE(needle);
+    auto r = runner_->execute(k.req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().error_code(), code) << r.status().error_message();
+    EXPECT_NE(r.status().error_message().find(needle), std::string::npos) << r.status().error_message();
+  }
+
+  std::string socket_;
+  std::unique_ptr<msl::client::Client> client_;
+  std::unique_ptr<DeviceRunner> runner_;
+};
+
+TEST_F(SharedRegionsTest, ABufferInASharedRegionIsReadAndWrittenBackInPlace) {
+  const uint32_t n = 1000;
+  auto region = open(1 << 16);
+  ASSERT_TRUE(region);
+  ASSERT_EQ(region->token().size(), 32u);
+  // x at 0, y at 8192; every other byte a sentinel the kernel must not touch.
+  std::memset(region->data(), 0x5a, region->size());
+  std::mt19937 rng(4242);
+  std::uniform_real_distribution<float> dist(-4, 4);
+  std::vector<float> x(n), y(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    x[i] = dist(rng);
+    y[i] = dist(rng);
+  }
+  std::memcpy(region->data(), x.data(), n * 4);
+  std::memcpy(region->data() + 8192, y.data(), n * 4);
+  for (float a : {1.5f, -0.25f}) {
+    SCOPED_TRACE(a);
+    auto r = runner_->execute(axpy(*region, n, 0, 8192, a).req);
+    ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status()) << "\nmsld's log:\n" << daemon_->log();
+    ASSERT_EQ(r->buffers_size(), 1) << "only y may be written";
+    EXPECT_EQ(r->buffers(0).buffer(), 1u);
+    EXPECT_TRUE(r->buffers(0).in_shared_region());
+    EXPECT_TRUE(r->buffers(0).inline_data().empty());
+    EXPECT_FALSE(r->buffers(0).has_digest());
+    const float *got = reinterpret_cast<const float *>(region->data() + 8192);
+    for (uint32_t i = 0; i < n; ++i) {
+      // Fused or not, as the device's compiler chooses under fast math.
+      const float fused = std::fma(a, x[i], y[i]), product = a * x[i];
+      ASSERT_TRUE(got[i] == fused || got[i] == product + y[i]) << i << ": " << got[i] << " for " << fused;
+      y[i] = got[i];
+    }
+    for (size_t b = n * 4; b < region->size(); ++b)
+      if (b < 8192 || b >= 8192 + n * 4)
+        ASSERT_EQ(uint8_t(region->data()[b]), 0x5a) << "byte " << b << " outside both ranges was written";
+  }
+}
+
+TEST_F(SharedRegionsTest, BadRangesAndTokensAreRefusedNamingTheProblem) {
+  auto region = open(4096);
+  ASSERT_TRUE(region);
+  {
+    KernelRequest k = axpy(*region, 512, 0, 2048, 1); // y ends exactly at the end: fine
+    auto r = runner_->execute(k.req);
+    EXPECT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+  }
+  expectStatus(axpy(*region, 513, 0, 2048, 1), StatusCode::INVALID_ARGUMENT,
+               "buffer 1: 2052 bytes from offset 2048 are past the end of its shared region (4096 bytes)");
+  expectStatus(axpy(*region, 4, 0, ~0ull - 3, 1), StatusCode::INVALID_ARGUMENT, "past the end of its shared region");
+  {
+    KernelRequest k = axpy(*region, 4, 0, 64, 1);
+    k.req.mutable_buffers(0)->mutable_shared()->set_region(std::string(32, '0'));
+    expectStatus(k, StatusCode::INVALID_ARGUMENT, "buffer 0 names shared region '" + std::string(32, '0') +
+                                                      "', which msld does not have");
+  }
+  {
+    KernelRequest k = axpy(*region, 4, 0, 64, 1);
+    k.req.mutable_buffers(0)->mutable_shared()->set_region(std::string(100000, 'x'));
+    expectStatus(k, StatusCode::INVALID_ARGUMENT, "names shared region 'xxxx");
+  }
+  // The region still works after all that.
+  auto r = runner_->execute(axpy(*region, 16, 0, 64, 2).req);
+  EXPECT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+}
+
+TEST_F(SharedRegionsTest, TheSocketRefusesBadAsksAndARegionGoesWithItsConnection) {
+  for (uint64_t size : {uint64_t(0), uint64_t(4 << 20) + 1}) {
+    auto r = SharedRegion::open(socket_, size);
+    ASSERT_FALSE(r.ok()) << size;
+    EXPECT_EQ(r.status().error_code(), StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(r.status().error_message().find("a shared region is 1 to 4194304 bytes"), std::string::npos)
+        << r.status().error_message();
+  }
+  // Not the protocol: refused in words. A silent connection does not hold
+  // up others.
+  auto raw = [&] {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    return fd;
+  };
+  int silent = raw();
+  int junk = raw();
+  ASSERT_EQ(::send(junk, "GET / HTTP/1.1\r\n", 16, 0), 16);
+  char answer[256] = {};
+  ssize_t got = ::recv(junk, answer, sizeof answer - 1, 0);
+  ASSERT_GT(got, 0);
+  EXPECT_EQ(std::string(answer, size_t(got)), "ERR not a shared region request (it starts with \"MSLDSHM1\")\n");
+  ::close(junk);
+  auto region = open(4096);
+  ASSERT_TRUE(region) << "asked while another connection says nothing";
+  ::close(silent);
+
+  // Served while open; once its client lets go, its token names nothing.
+  std::memset(region->data(), 0, 4096);
+  KernelRequest k = axpy(*region, 16, 0, 64, 2);
+  ASSERT_TRUE(runner_->execute(k.req).ok());
+  region.reset();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    auto r = runner_->execute(k.req);
+    gone = !r.ok() && r.status().error_message().find("which msld does not have") != std::string::npos;
+    if (!gone)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the region outlived its connection";
+}
+
+TEST_F(SharedRegionsTest, WithoutTheSocketASharedRangeIsRefusedSayingSo) {
+  auto region = open(4096);
+  ASSERT_TRUE(region);
+  KernelRequest k = axpy(*region, 16, 0, 64, 2);
+  connect({}); // another msld, without --shared-regions-socket
+  expectStatus(k, StatusCode::INVALID_ARGUMENT, "(it serves none: --shared-regions-socket)");
+}
+
+} // namespace
+} // namespace msl::test
