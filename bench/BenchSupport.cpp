@@ -60,6 +60,10 @@ bool DaemonProcess::start(const DaemonOptions &options, std::string *error) {
     unixSocket_ = (dir_ / "msld.sock").string();
     argv.insert(argv.end(), {"--listen-unix", unixSocket_});
   }
+  if (options.sharedRegions) {
+    regionsSocket_ = (dir_ / "regions.sock").string();
+    argv.insert(argv.end(), {"--shared-regions-socket", regionsSocket_});
+  }
   argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
   auto fail = [&](const std::string &message) {
     *error = message;

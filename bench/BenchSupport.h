@@ -28,6 +28,7 @@ struct DaemonOptions {
   std::vector<std::string> extraArgs;  // appended to msld's command line
   std::string tempPrefix = "msl-bench"; // /tmp/<prefix>-XXXXXX
   bool listenUnix = false;             // also --listen-unix <dir>/msld.sock
+  bool sharedRegions = false;          // --shared-regions-socket <dir>/regions.sock
   std::chrono::seconds readyTimeout{60};
 };
 
@@ -55,12 +56,14 @@ class DaemonProcess {
   // "unix:<dir>/msld.sock" with DaemonOptions::listenUnix, else empty.
   std::string unixAddress() const { return unixSocket_.empty() ? "" : "unix:" + unixSocket_; }
   std::filesystem::path logPath() const { return dir_ / "msld.log"; }
+  // <dir>/regions.sock with DaemonOptions::sharedRegions, else empty.
+  const std::string &sharedRegionsSocket() const { return regionsSocket_; }
 
  private:
   pid_t pid_ = -1;
   int grpcPort_ = 0, metricsPort_ = 0;
   std::filesystem::path dir_;
-  std::string unixSocket_;
+  std::string unixSocket_, regionsSocket_;
 };
 
 // Nearest-rank percentile (p in [0, 1]) of the samples; 0 when empty.

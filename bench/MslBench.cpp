@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BenchSupport.h"
+#include "ExecCopyTiming.h"
 #include "msl/client/Client.h"
 #include "msl/compiler/Compiler.h"
 
@@ -224,6 +225,7 @@ int main(int argc, char **argv) {
   dopts.msld = args.msld;
   dopts.compileWorkers = args.workers;
   dopts.listenUnix = true;
+  dopts.sharedRegions = true;
   dopts.extraArgs = args.msldArgs;
   if (std::string error; !daemon.start(dopts, &error)) die(error);
   std::cout << "msld started: pid " << daemon.pid() << ", gRPC 127.0.0.1:" << daemon.grpcPort()
@@ -310,44 +312,10 @@ int main(int argc, char **argv) {
     req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(256);
     req.set_repeat(1);
 
-    // The same calls over TCP loopback and over msld's Unix socket,
-    // alternated call by call so that both see the same machine.
-    msl::client::ClientOptions unixOptions = client.options();
-    unixOptions.address = daemon.unixAddress();
-    msl::client::Client unixClient(unixOptions);
-    struct Transport {
-      const char *name;
-      std::unique_ptr<msl::v1::Executor::Stub> stub;
-      std::vector<double> rpc, kernel;
-    } transports[] = {{"TCP 127.0.0.1", msl::v1::Executor::NewStub(client.channel()), {}, {}},
-                      {"Unix socket", msl::v1::Executor::NewStub(unixClient.channel()), {}, {}}};
-    // Returns the wall time of the Execute call alone; the checks follow it.
-    auto execCall = [&](msl::v1::Executor::Stub &executor, bool wantHit, double *kernelUs) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + client.options().call_deadline);
-      msl::v1::ExecuteResponse resp;
-      auto t0 = Clock::now();
-      grpc::Status s = executor.Execute(&ctx, req, &resp);
-      double us = micros(Clock::now() - t0);
-      if (!s.ok()) die("Execute copy_buffer: " + msl::client::describeStatus(s));
-      if (wantHit && !resp.compile_cache_hit()) die("Execute copy_buffer: expected compile_cache_hit");
-      if (resp.dispatch_time_ns_size() != 1) die("Execute copy_buffer: expected 1 dispatch time");
-      if (resp.buffers_size() != 1 || resp.buffers(0).buffer() != 1)
-        die("Execute copy_buffer: expected buffer 1 back");
-      if (resp.buffers(0).has_digest()) die("Execute copy_buffer: output returned by digest, not inline");
-      if (resp.buffers(0).inline_data() != input) die("Execute copy_buffer: output differs from the input");
-      *kernelUs = static_cast<double>(resp.dispatch_time_ns(0)) / 1000.0;
-      return us;
-    };
-    double k;
-    execCall(*transports[0].stub, false, &k); // compile (miss), worker JIT
-    for (auto &t : transports)
-      for (int i = 0; i < 10; ++i) execCall(*t.stub, true, &k);
-    for (int i = 0; i < args.execCalls; ++i)
-      for (auto &t : transports) {
-        t.rpc.push_back(execCall(*t.stub, true, &k));
-        t.kernel.push_back(k);
-      }
+    // The same calls over TCP loopback, msld's Unix socket and TCP with the
+    // buffers in a shared region, alternated call by call.
+    auto transports = msl::bench::timeCopyTransports(client, daemon.unixAddress(), daemon.sharedRegionsSocket(), req,
+                                                     input, args.execCalls);
     double tcp50 = 0;
     for (auto &t : transports) {
       double rpc50 = percentile(t.rpc, .5), kernel50 = percentile(t.kernel, .5);
@@ -355,16 +323,16 @@ int main(int argc, char **argv) {
       std::snprintf(kernelCell, sizeof kernelCell, "kernel %s", fmtMs(kernel50).c_str());
       std::snprintf(overhead, sizeof overhead, "overhead %.0f us = %.1fx kernel", rpc50 - kernel50,
                     (rpc50 - kernel50) / kernel50);
-      rows.push_back({std::string("Execute copy 1 MiB in + 1 MiB out, cpu, cached, ") + t.name,
+      rows.push_back({"Execute copy 1 MiB in + 1 MiB out, cpu, cached, " + t.name,
                       std::to_string(args.execCalls), fmtMs(rpc50), fmtMs(percentile(t.rpc, .99)), kernelCell,
                       overhead});
-      execOverheadNote += std::string("Execute over ") + t.name + ": RPC p50 " + fmtMs(rpc50) + " - kernel p50 " +
+      execOverheadNote += "Execute over " + t.name + ": RPC p50 " + fmtMs(rpc50) + " - kernel p50 " +
                           fmtMs(kernel50) + " (dispatch_time_ns) = overhead " + fmtMs(rpc50 - kernel50) +
                           "; RPC p50 / kernel p50 = " + std::to_string(rpc50 / kernel50).substr(0, 5) + "x";
       if (tcp50 == 0)
         tcp50 = rpc50;
       else
-        execOverheadNote += "; RPC p50 Unix / TCP = " + std::to_string(rpc50 / tcp50).substr(0, 5);
+        execOverheadNote += "; RPC p50 " + t.name + " / TCP = " + std::to_string(rpc50 / tcp50).substr(0, 5);
       execOverheadNote += "\n";
     }
     execOverheadNote += "output == input checked on every call";

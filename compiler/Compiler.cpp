@@ -1585,6 +1585,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     correctlyRoundHalfDivision(*module);
     dropSingleThreadFences(*module);
     alignSharedMemory(*module);
+    readConstantReferencesOnce(*module);
   }
   if (job.target.arch == Arch::NVPTX64)
     if (std::string vars = dynamicallyInitializedGlobals(*module); !vars.empty()) {

@@ -5,6 +5,7 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
@@ -22,6 +23,43 @@ void alignSharedMemory(Module &m) {
   for (GlobalVariable &g : m.globals())
     if (g.getAddressSpace() == kSharedAddressSpace && g.getAlign().valueOrOne() < Align(16))
       g.setAlignment(Align(16));
+}
+
+void readConstantReferencesOnce(Module &m) {
+  for (Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    for (Argument &arg : f.args()) {
+      if (!arg.getType()->isPointerTy() || !arg.hasNoAliasAttr() || !arg.onlyReadsMemory() ||
+          arg.getDereferenceableBytes() == 0)
+        continue;
+      SmallVector<LoadInst *, 4> loads;
+      Type *type = nullptr;
+      bool whole = true; // every use a plain load of the same type from the argument itself
+      for (User *u : arg.users()) {
+        auto *load = dyn_cast<LoadInst>(u);
+        if (!load || !load->isSimple() || (type && load->getType() != type)) {
+          whole = false;
+          break;
+        }
+        type = load->getType();
+        loads.push_back(load);
+      }
+      if (!whole || loads.size() < 2 ||
+          m.getDataLayout().getTypeStoreSize(type).getFixedValue() > arg.getDereferenceableBytes())
+        continue;
+      Align align = loads.front()->getAlign();
+      for (LoadInst *load : loads)
+        align = std::min(align, load->getAlign());
+      IRBuilder<> b(&*f.getEntryBlock().getFirstInsertionPt());
+      LoadInst *once = b.CreateAlignedLoad(type, &arg, align, arg.getName() + ".once");
+      once->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(m.getContext(), {}));
+      for (LoadInst *load : loads) {
+        load->replaceAllUsesWith(once);
+        load->eraseFromParent();
+      }
+    }
+  }
 }
 
 void relaxByteVectorAlignment(Module &m) {

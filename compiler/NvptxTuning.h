@@ -49,6 +49,19 @@ void alignSharedMemory(llvm::Module &m);
 /// 8- and 16-bit ones (msl-corpus --target nvptx64).
 void relaxByteVectorAlignment(llvm::Module &m);
 
+/// A kernel entry's read-only buffer parameter (noalias readonly
+/// dereferenceable: a present `constant T &`, lowerEntryPoints) that the
+/// optimized kernel loads more than once, each time whole and as the same
+/// type (a scalar or vector reference), is loaded once, at the top of the
+/// entry, as nvcc reads a by-value parameter. LLVM keeps a load per use
+/// when the uses sit in branches that do not dominate each other (no
+/// hoisting over a branch): transpose's `N` was loaded again after its
+/// barrier, a dependent load at the head of every threadgroup's second
+/// half (0.89x of nvcc on the H200, bench/RESULTS.md). Safe: the binding
+/// holds the bytes (Execute checks) and nothing writes constant memory
+/// while the kernel runs. Runs after optimization.
+void readConstantReferencesOnce(llvm::Module &m);
+
 /// Loops with a constant trip count of at most kNvptxFullUnrollMaxTrips whose
 /// unrolled body stays under kNvptxFullUnrollMaxSize instructions get
 /// `llvm.loop.unroll.full`, as NVVM unrolls them (the histogram's 64

@@ -124,27 +124,26 @@ run)
     kernels-msld.sass
   echo "== msl-bench-gpu-exec (msld --exec-workers 0 on cuda:0)"
   # The CUDA worker's own share of each call (CudaWorkerMain.cpp).
-  # And msld's (ExecuteService.cpp, MSLD_EXEC_TIMING): both transports' calls.
+  # And msld's (ExecuteService.cpp, MSLD_EXEC_TIMING): every transport's calls.
   rm -f "$b/worker-timing.txt" "$b/exec-timing.txt"
   MSLD_EXEC_TIMING=$b/exec-timing.txt MSLD_CUDA_WORKER_TIMING=$b/worker-timing.txt \
     "$root/bin/msl-bench-gpu-exec" --device cuda:0 \
     --source bench/gpu/copy.metal --calls "${EXEC_CALLS:-300}" --output "$b/rpc.txt"
-  python3 - "$b/worker-timing.txt" "${EXEC_CALLS:-300}" <<'PY' || true
+  # Per transport: calls alternate tcp, unix, shared after 1 + 3 x 10 warm-ups
+  # (bench/ExecCopyTiming.cpp); the worker writes one line per call too.
+  python3 - "$b/worker-timing.txt" "$b/exec-timing.txt" <<'PY' || true
 import statistics, sys
-lines = [l.split() for l in open(sys.argv[1])][-int(sys.argv[2]):]
-keys = lines[0][0::2]
-med = {k: statistics.median(float(l[2 * i + 1]) for l in lines) for i, k in enumerate(keys)}
-print("msld-cuda-worker, median per call over %d calls: " % len(lines) +
-      ", ".join("%s %.1f" % (k, v) for k, v in med.items()) +
-      " (read_us includes waiting for msld's next request)")
-PY
-  python3 - "$b/exec-timing.txt" <<'PY' || true
-import statistics, sys
-rows = [l.split()[1:] for l in open(sys.argv[1])][30:]
-keys = rows[0][0::2]
-med = {k: statistics.median(float(r[2 * i + 1]) for r in rows) for i, k in enumerate(keys)}
-print("msld (MSLD_EXEC_TIMING), median per call over %d calls: " % len(rows) +
-      ", ".join("%s %.1f" % (k, v) for k, v in med.items()))
+names = ["TCP", "Unix socket", "TCP, buffers in a shared region"]
+for path, who, note in ((sys.argv[1], "msld-cuda-worker", " (read_us includes waiting for msld's next request)"),
+                        (sys.argv[2], "msld (MSLD_EXEC_TIMING)", "")):
+    rows = [l.split() for l in open(path)]
+    rows = [r[1:] if not r[0].endswith("_us") else r for r in rows][31:]
+    keys = rows[0][0::2]
+    for t, name in enumerate(names):
+        sel = rows[t::3]
+        med = {k: statistics.median(float(r[2 * i + 1]) for r in sel) for i, k in enumerate(keys)}
+        print("%s, %s, median over %d calls: " % (who, name, len(sel)) +
+              ", ".join("%s %.1f" % (k, v) for k, v in med.items()) + note)
 PY
   echo "== msl-bench-gpu"
   "$b/msl-bench-gpu" --ptx "$b/kernels.ptx" --cubin "$b/kernels.cubin" --cubin-restrict "$b/kernels-restrict.cubin" \

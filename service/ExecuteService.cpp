@@ -415,9 +415,6 @@ Status ExecuteService::findTarget(const std::string &device, Target *&target) co
 Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r, Target *&target) const {
   if (Status s = findTarget(r.device(), target); !s.ok())
     return s;
-  if (target->cuda && (r.textures_size() || r.samplers_size()))
-    return Status(StatusCode::UNIMPLEMENTED, "textures and samplers are not supported on " +
-                                                 target->device.name() + " yet (the cpu device has them)");
   if (r.kernel().empty())
     return invalid("ExecuteRequest.kernel is required: the kernel's function name or [[host_name]]");
   if (r.kernel().size() > 1024)

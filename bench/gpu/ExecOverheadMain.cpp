@@ -14,6 +14,7 @@
 // Without --msld it starts msld from its own directory with --exec-workers 0
 // (the GPU machine has no CPU device) and the flags in --msld-arg.
 #include "BenchSupport.h"
+#include "ExecCopyTiming.h"
 
 #include "msl/client/Client.h"
 #include "msl/client/MslcRun.h"
@@ -73,6 +74,7 @@ int main(int argc, char **argv) {
     o.msld = msl::bench::besideSelf("msld").string();
     o.tempPrefix = "msl-bench-gpu-exec";
     o.listenUnix = true;
+    o.sharedRegions = true;
     if (!std::filesystem::exists(std::filesystem::path(o.msld).parent_path() / "msld-exec-worker"))
       o.extraArgs = {"--exec-workers", "0"};
     o.extraArgs.insert(o.extraArgs.end(), msldArgs.begin(), msldArgs.end());
@@ -126,47 +128,10 @@ int main(int argc, char **argv) {
   req.mutable_dispatch()->mutable_threads_per_threadgroup()->set_x(256);
   req.set_repeat(1);
 
-  // Over TCP loopback and, with our own msld, over its Unix socket too,
-  // alternated call by call.
-  struct Transport {
-    const char *name;
-    std::unique_ptr<msl::v1::Executor::Stub> stub;
-    std::vector<double> rpc, kernel;
-  };
-  std::vector<Transport> transports;
-  transports.push_back({"tcp", msl::v1::Executor::NewStub(client.channel()), {}, {}});
-  std::unique_ptr<msl::client::Client> unixClient;
-  if (!daemon.unixAddress().empty()) {
-    msl::client::ClientOptions uopts = copts;
-    uopts.address = daemon.unixAddress();
-    unixClient = std::make_unique<msl::client::Client>(uopts);
-    transports.push_back({"unix", msl::v1::Executor::NewStub(unixClient->channel()), {}, {}});
-  }
-  auto call = [&](msl::v1::Executor::Stub &executor, bool wantHit, double *kernelUs) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + client.options().call_deadline);
-    msl::v1::ExecuteResponse resp;
-    auto t0 = Clock::now();
-    grpc::Status s = executor.Execute(&ctx, req, &resp);
-    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    if (!s.ok()) die("Execute copy_buffer: " + msl::client::describeStatus(s));
-    if (wantHit && !resp.compile_cache_hit()) die("Execute copy_buffer: expected compile_cache_hit");
-    if (resp.dispatch_time_ns_size() != 1) die("Execute copy_buffer: expected 1 dispatch time");
-    if (resp.buffers_size() != 1 || resp.buffers(0).buffer() != 1) die("Execute copy_buffer: expected buffer 1 back");
-    if (resp.buffers(0).has_digest()) die("Execute copy_buffer: output returned by digest, not inline");
-    if (resp.buffers(0).inline_data() != input) die("Execute copy_buffer: output differs from the input");
-    *kernelUs = double(resp.dispatch_time_ns(0)) / 1000.0;
-    return us;
-  };
-  double k;
-  call(*transports[0].stub, false, &k);
-  for (auto &t : transports)
-    for (int i = 0; i < 10; ++i) call(*t.stub, true, &k);
-  for (int i = 0; i < calls; ++i)
-    for (auto &t : transports) {
-      t.rpc.push_back(call(*t.stub, true, &k));
-      t.kernel.push_back(k);
-    }
+  // Over TCP loopback and, with our own msld, over its Unix socket and with
+  // the buffers in a shared region too, alternated call by call.
+  auto transports = msl::bench::timeCopyTransports(client, daemon.unixAddress(), daemon.sharedRegionsSocket(), req,
+                                                   input, calls);
   std::ofstream o;
   if (!output.empty()) o.open(output);
   for (auto &t : transports) {
@@ -174,9 +139,9 @@ int main(int argc, char **argv) {
            k50 = msl::bench::percentile(t.kernel, .5);
     std::printf("msl-bench-gpu-exec: %s (%s): Execute copy_buffer 1 MiB in + 1 MiB out over %s, %d calls: RPC p50 "
                 "%.1f us, p99 %.1f us; kernel p50 %.1f us\n",
-                device.c_str(), description.c_str(), t.name, calls, p50, p99, k50);
+                device.c_str(), description.c_str(), t.name.c_str(), calls, p50, p99, k50);
     // The first transport's keys keep their old names (tcp).
-    std::string prefix = &t == &transports[0] ? "" : std::string(t.name) + "_";
+    std::string prefix = &t == &transports[0] ? "" : t.key + "_";
     if (o)
       o << prefix << "calls " << calls << "\n" << prefix << "rpc_p50_us " << p50 << "\n" << prefix << "rpc_p99_us "
         << p99 << "\n" << prefix << "kernel_p50_us " << k50 << "\n";

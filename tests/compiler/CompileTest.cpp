@@ -410,6 +410,37 @@ TEST(ExamplesTest, NvptxEntryTakesTheLaunchBlockLast) {
   EXPECT_NE(ptx.find("[saxpy_param_4+12]"), std::string::npos) << "the dispatch size is read";
 }
 
+// A `constant` scalar reference is read once, in the entry, however many
+// barriers and branches the kernel has (as nvcc reads a by-value
+// parameter); through the pointer LLVM read it again after the barrier.
+TEST(ExamplesTest, NvptxReadsAConstantScalarReferenceOnceAcrossABarrier) {
+  const char *source = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void transpose(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                      constant uint &N [[buffer(2)]], uint2 lid [[thread_position_in_threadgroup]],
+                      uint2 group [[threadgroup_position_in_grid]]) {
+  threadgroup float tile[32][33];
+  for (uint j = lid.y; j < 32; j += 8)
+    tile[j][lid.x] = in[(group.y * 32 + j) * N + group.x * 32 + lid.x];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint j = lid.y; j < 32; j += 8)
+    out[(group.x * 32 + j) * N + group.y * 32 + lid.x] = tile[lid.x][j];
+}
+)";
+  CompileResult r = compile(makeJob(source, {}, {OutputKind::PTX}, Arch::NVPTX64));
+  ASSERT_TRUE(r.success) << dump(r);
+  const std::string &ptx = r.artifacts[OutputKind::PTX];
+  size_t loads = 0;
+  for (size_t at = ptx.find("[transpose_param_2]"); at != std::string::npos;
+       at = ptx.find("[transpose_param_2]", at + 1))
+    ++loads;
+  EXPECT_EQ(loads, 1u) << "N's pointer is read once";
+  size_t first = ptx.find("ld.global.nc.u32"), barrier = ptx.find("bar.sync");
+  ASSERT_NE(first, std::string::npos) << ptx;
+  EXPECT_LT(first, barrier) << ptx;
+  EXPECT_EQ(ptx.find("ld.global.nc.u32", first + 1), std::string::npos) << "N is read once:\n" << ptx;
+}
+
 TEST(ExamplesTest, NvptxCpuSelectsTarget) {
   CompileJob job;
   job.mainSource = readSourceFile("examples/saxpy.metal");
