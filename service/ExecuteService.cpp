@@ -1088,11 +1088,11 @@ void ExecuteService::dispatch(Target &target) {
       const auto answered = std::chrono::steady_clock::now();
       std::fprintf(timing,
                    "exec_timing prepare_us %.1f queue_us %.1f worker_us %.1f response_us %.1f answer_us %.1f "
-                   "kernel_us %.1f jit_us %.1f\n",
+                   "kernel_us %.1f jit_us %.1f total_us %.1f\n",
                    us(call.queued - call.received), us(runStart - call.queued), us(runEnd - runStart),
                    us(built - runEnd), us(answered - built),
                    result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0,
-                   outcome.started ? us(outcome.untilStart) : us(runEnd - runStart));
+                   outcome.started ? us(outcome.untilStart) : us(runEnd - runStart), us(answered - call.received));
       std::fflush(timing);
     }
   }
