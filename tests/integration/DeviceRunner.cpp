@@ -56,4 +56,13 @@ msl::client::Result<msl::v1::ExecuteResponse> DeviceRunner::execute(msl::v1::Exe
   return client_.execute(request);
 }
 
+void DeviceTest::connect(const std::vector<std::string> &flags) {
+  if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
+    REQUIRE_EXEC_WORKER();
+  client_ = std::make_unique<msl::client::Client>(startDaemon(flags).address());
+  runner_ = std::make_unique<DeviceRunner>(*client_);
+  if (!runner_->skipReason().empty())
+    GTEST_SKIP() << runner_->skipReason();
+}
+
 } // namespace msl::test

@@ -14,7 +14,9 @@
 #include "DaemonFixture.h"
 #include "msl/client/Client.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace msl::test {
 
@@ -46,6 +48,17 @@ private:
   msl::v1::Device info_;
   bool recording_ = false;
   std::string skipReason_;
+};
+
+/// A DaemonTest whose kernels run on $MSLD_TEST_DEVICE through runner_.
+class DeviceTest : public DaemonTest {
+protected:
+  /// (Re)starts the daemon with `flags`, its client and the runner; skips
+  /// the test where the device is absent (or, on the cpu, its worker).
+  void connect(const std::vector<std::string> &flags = {});
+
+  std::unique_ptr<msl::client::Client> client_;
+  std::unique_ptr<DeviceRunner> runner_;
 };
 
 } // namespace msl::test

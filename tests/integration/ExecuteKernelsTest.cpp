@@ -248,16 +248,11 @@ kernel void histogram64(device const uint* data [[buffer(0)]], device atomic_uin
 }
 )";
 
-class ExecuteKernelsTest : public DaemonTest {
+class ExecuteKernelsTest : public DeviceTest {
 protected:
   void SetUp() override {
-    DaemonTest::SetUp();
-    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
-      REQUIRE_EXEC_WORKER();
-    client_ = std::make_unique<msl::client::Client>(startDaemon().address());
-    runner_ = std::make_unique<DeviceRunner>(*client_);
-    if (!runner_->skipReason().empty())
-      GTEST_SKIP() << runner_->skipReason();
+    DeviceTest::SetUp();
+    connect();
   }
 
   /// Execute on the test device; a failure naming the status if it is not OK.
@@ -311,8 +306,6 @@ protected:
       ASSERT_TRUE(std::isnan(C[i])) << "written past C at " << i;
   }
 
-  std::unique_ptr<msl::client::Client> client_;
-  std::unique_ptr<DeviceRunner> runner_;
 };
 
 TEST_F(ExecuteKernelsTest, TiledMatmulWithThreadgroupTiles) {

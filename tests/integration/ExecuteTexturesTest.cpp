@@ -348,22 +348,13 @@ kernel void texture_array(array<texture2d<float>, 3> t [[texture(2)]],
 }
 )";
 
-class ExecuteTexturesTest : public DaemonTest {
+class ExecuteTexturesTest : public DeviceTest {
 protected:
   void SetUp() override {
-    DaemonTest::SetUp();
+    DeviceTest::SetUp();
     connect({});
   }
 
-  /// A daemon started with `flags`, and the runner on $MSLD_TEST_DEVICE.
-  void connect(const std::vector<std::string> &flags) {
-    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
-      REQUIRE_EXEC_WORKER();
-    client_ = std::make_unique<msl::client::Client>(startDaemon(flags).address());
-    runner_ = std::make_unique<DeviceRunner>(*client_);
-    if (!runner_->skipReason().empty())
-      GTEST_SKIP() << runner_->skipReason();
-  }
 
   /// The kind of device the kernels run on ("cpu", "cuda"), as its errors name it.
   std::string deviceKind() const {
@@ -387,8 +378,6 @@ protected:
     EXPECT_NE(result.status().error_message().find(needle), std::string::npos) << result.status().error_message();
   }
 
-  std::unique_ptr<msl::client::Client> client_;
-  std::unique_ptr<DeviceRunner> runner_;
 };
 
 TEST_F(ExecuteTexturesTest, BoxBlurThroughASamplerOverRgba8UnormAndR32Float) {

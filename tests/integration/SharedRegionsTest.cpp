@@ -34,22 +34,14 @@ kernel void axpy(device const float *x [[buffer(0)]], device float *y [[buffer(1
 }
 )";
 
-class SharedRegionsTest : public DaemonTest {
+class SharedRegionsTest : public DeviceTest {
 protected:
   void SetUp() override {
-    DaemonTest::SetUp();
+    DeviceTest::SetUp();
     socket_ = (dir_ / "regions.sock").string();
     connect({"--shared-regions-socket", socket_, "--shared-region-max-mb", "4"});
   }
 
-  void connect(const std::vector<std::string> &flags) {
-    if (testDevice() == "cpu" || std::getenv("MSLD_TEST_RECORD_COMPILES"))
-      REQUIRE_EXEC_WORKER();
-    client_ = std::make_unique<msl::client::Client>(startDaemon(flags).address());
-    runner_ = std::make_unique<DeviceRunner>(*client_);
-    if (!runner_->skipReason().empty())
-      GTEST_SKIP() << runner_->skipReason();
-  }
 
   std::unique_ptr<SharedRegion> open(uint64_t size) {
     auto region = SharedRegion::open(socket_, size);
@@ -79,8 +71,6 @@ protected:
   }
 
   std::string socket_;
-  std::unique_ptr<msl::client::Client> client_;
-  std::unique_ptr<DeviceRunner> runner_;
 };
 
 TEST_F(SharedRegionsTest, ABufferInASharedRegionIsReadAndWrittenBackInPlace) {
