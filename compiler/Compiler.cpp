@@ -1586,6 +1586,7 @@ CompileResult compileOnce(const CompileJob &job, std::vector<SourceEdit> *repair
     dropSingleThreadFences(*module);
     alignSharedMemory(*module);
     readConstantReferencesOnce(*module);
+    compareLoopCountersAfterTheirStep(*module);
   }
   if (job.target.arch == Arch::NVPTX64)
     if (std::string vars = dynamicallyInitializedGlobals(*module); !vars.empty()) {

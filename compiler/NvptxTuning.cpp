@@ -62,6 +62,40 @@ void readConstantReferencesOnce(Module &m) {
   }
 }
 
+void compareLoopCountersAfterTheirStep(Module &m) {
+  for (Function &f : m)
+    for (Instruction &i : instructions(f)) {
+      auto *cmp = dyn_cast<ICmpInst>(&i);
+      if (!cmp)
+        continue;
+      auto *counter = dyn_cast<PHINode>(cmp->getOperand(0));
+      auto *bound = dyn_cast<ConstantInt>(cmp->getOperand(1));
+      const ICmpInst::Predicate pred = cmp->getPredicate();
+      const bool isUnsigned = pred == ICmpInst::ICMP_ULT || pred == ICmpInst::ICMP_ULE;
+      const bool isSigned = pred == ICmpInst::ICMP_SLT || pred == ICmpInst::ICMP_SLE;
+      if (!counter || !bound || (!isUnsigned && !isSigned))
+        continue;
+      for (Value *incoming : counter->incoming_values()) {
+        auto *step = dyn_cast<BinaryOperator>(incoming);
+        if (!step || step->getOpcode() != Instruction::Add || step->getOperand(0) != counter ||
+            step->getParent() != cmp->getParent() || !step->comesBefore(cmp))
+          continue;
+        auto *by = dyn_cast<ConstantInt>(step->getOperand(1));
+        if (!by || !by->getValue().isStrictlyPositive() ||
+            (isUnsigned ? !step->hasNoUnsignedWrap() : !step->hasNoSignedWrap()))
+          continue;
+        bool overflow = false;
+        APInt stepped = isUnsigned ? bound->getValue().uadd_ov(by->getValue(), overflow)
+                                   : bound->getValue().sadd_ov(by->getValue(), overflow);
+        if (overflow)
+          continue;
+        cmp->setOperand(0, step);
+        cmp->setOperand(1, ConstantInt::get(bound->getType(), stepped));
+        break;
+      }
+    }
+}
+
 void relaxByteVectorAlignment(Module &m) {
   constexpr unsigned kGlobalAddressSpace = 1;   // NVPTX's .global: device and constant buffers
   constexpr unsigned kConstantAddressSpace = 4; // NVPTX's .const

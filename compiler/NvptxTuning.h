@@ -62,6 +62,18 @@ void relaxByteVectorAlignment(llvm::Module &m);
 /// while the kernel runs. Runs after optimization.
 void readConstantReferencesOnce(llvm::Module &m);
 
+/// A loop counter's exit test on the counter before its step (`j < 24`
+/// where the source says `j += 8` ... `j < 32`; InstCombine's canonical
+/// form of a no-wrap step) tests the stepped value instead (`j + 8 < 32`),
+/// as nvcc's PTX does. From the first form LLVM's loop strength reduction
+/// starts the counter at `tid.y - 8`, which wraps for the first threads,
+/// and ptxas schedules that loop worse: transpose 45.1 us against nvcc's
+/// 40.7 on the H200, the same PTX with the stepped test 40.8
+/// (bench/RESULTS.md). Sound where it applies: the step is in the test's
+/// block before it and no-wrap (nuw for unsigned tests, nsw for signed),
+/// and the bound plus the step does not overflow. Runs after optimization.
+void compareLoopCountersAfterTheirStep(llvm::Module &m);
+
 /// Loops with a constant trip count of at most kNvptxFullUnrollMaxTrips whose
 /// unrolled body stays under kNvptxFullUnrollMaxSize instructions get
 /// `llvm.loop.unroll.full`, as NVVM unrolls them (the histogram's 64
