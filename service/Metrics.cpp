@@ -134,6 +134,8 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry &r)
                                 "Compiles not in the action cache.")),
       casBytes(gauge(r, "msld_cas_bytes", "Bytes of blobs in the content-addressed store.")),
       casBlobs(gauge(r, "msld_cas_blobs", "Blobs in the content-addressed store.")),
+      sharedRegions(gauge(r, "msld_shared_regions", "Shared regions open (--shared-regions-socket).")),
+      sharedRegionBytes(gauge(r, "msld_shared_region_bytes", "Bytes of the shared regions open.")),
       corruptBlobs(counter(r, "msld_cas_corrupt_blobs_total",
                            "Stored blobs or action results found corrupt (and dropped).")),
       workerCrashes(counter(r, "msld_worker_crashes_total", "Compile workers that died mid-request.")),

@@ -83,6 +83,8 @@ public:
   prometheus::Counter &actionCacheMisses;       // msld_action_cache_misses_total
   prometheus::Gauge &casBytes;                  // msld_cas_bytes (set at scrape time)
   prometheus::Gauge &casBlobs;                  // msld_cas_blobs (set at scrape time)
+  prometheus::Gauge &sharedRegions;             // msld_shared_regions (set at scrape time)
+  prometheus::Gauge &sharedRegionBytes;         // msld_shared_region_bytes (set at scrape time)
   prometheus::Counter &corruptBlobs;            // msld_cas_corrupt_blobs_total
   prometheus::Counter &workerCrashes;           // msld_worker_crashes_total
   prometheus::Counter &workerTimeouts;          // msld_worker_timeouts_total

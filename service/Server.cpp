@@ -858,6 +858,10 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
     raw->metrics.casBytes.Set(double(raw->store->totalBytes()));
     raw->metrics.casBlobs.Set(double(raw->store->blobCount()));
     refreshCacheMetrics(*raw->store, raw->options.cacheMaxBytes, raw->metrics);
+    if (raw->sharedRegions) {
+      raw->metrics.sharedRegions.Set(double(raw->sharedRegions->regions()));
+      raw->metrics.sharedRegionBytes.Set(double(raw->sharedRegions->bytes()));
+    }
   });
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -918,7 +922,6 @@ void Server::shutdown() {
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);
   impl_->grpcServer->Wait();
   impl_->executeLogic->shutdown();
-  impl_->sharedRegions.reset();
   impl_->logic->shutdown();
   if (impl_->execWorkers)
     impl_->execWorkers->shutdown();
@@ -927,6 +930,7 @@ void Server::shutdown() {
   impl_->workers->shutdown();
   if (impl_->metricsServer)
     impl_->metricsServer->stop();
+  impl_->sharedRegions.reset(); // after the last scrape, which reads it
   impl_->store.reset();
 }
 

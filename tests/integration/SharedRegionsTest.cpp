@@ -168,6 +168,9 @@ TEST_F(SharedRegionsTest, TheSocketRefusesBadAsksAndARegionGoesWithItsConnection
   ASSERT_TRUE(region) << "asked while another connection says nothing";
   ::close(silent);
 
+  EXPECT_EQ(daemon_->metric("msld_shared_regions"), 1);
+  EXPECT_EQ(daemon_->metric("msld_shared_region_bytes"), 4096);
+
   // Served while open; once its client lets go, its token names nothing.
   std::memset(region->data(), 0, 4096);
   KernelRequest k = axpy(*region, 16, 0, 64, 2);
@@ -181,6 +184,7 @@ TEST_F(SharedRegionsTest, TheSocketRefusesBadAsksAndARegionGoesWithItsConnection
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(gone) << "the region outlived its connection";
+  EXPECT_EQ(daemon_->metric("msld_shared_regions"), 0);
 }
 
 TEST_F(SharedRegionsTest, WithoutTheSocketASharedRangeIsRefusedSayingSo) {
