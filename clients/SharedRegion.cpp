@@ -3,9 +3,11 @@
 // the memfd it sends.
 #include "msl/client/SharedRegion.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -56,8 +58,10 @@ Result<std::unique_ptr<SharedRegion>> SharedRegion::open(const std::string& sock
   std::string line;
   int memfd = -1;
   while (line.find('\n') == std::string::npos && line.size() < 512) {
-    if (!waitReadable(region->connection_, deadline))
+    if (!waitReadable(region->connection_, deadline)) {
+      if (memfd >= 0) ::close(memfd);
       return failed(grpc::StatusCode::DEADLINE_EXCEEDED, socket_path, "no answer");
+    }
     char buffer[256];
     iovec iov{buffer, sizeof buffer};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
@@ -67,11 +71,19 @@ Result<std::unique_ptr<SharedRegion>> SharedRegion::open(const std::string& sock
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
     ssize_t n = ::recvmsg(region->connection_, &msg, MSG_CMSG_CLOEXEC);
-    if (n <= 0)
+    if (n <= 0) {
+      if (memfd >= 0) ::close(memfd);
       return failed(grpc::StatusCode::UNAVAILABLE, socket_path, "msld closed the connection without an answer");
+    }
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && memfd < 0)
-        std::memcpy(&memfd, CMSG_DATA(c), sizeof memfd);
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        if (memfd < 0)
+          memfd = fd;
+        else
+          ::close(fd);  // one is all msld sends
+      }
     line.append(buffer, size_t(n));
   }
   line = line.substr(0, line.find('\n'));
@@ -79,6 +91,15 @@ Result<std::unique_ptr<SharedRegion>> SharedRegion::open(const std::string& sock
     if (memfd >= 0) ::close(memfd);
     return failed(grpc::StatusCode::FAILED_PRECONDITION, socket_path,
                   line.rfind("ERR ", 0) == 0 ? line.substr(4) : "a malformed answer");
+  }
+  // What the answer says it is: a memfd of that size, sealed against
+  // shrinking (else a read past its end would fault here).
+  struct stat st;
+  const int seals = ::fcntl(memfd, F_GET_SEALS);
+  if (::fstat(memfd, &st) != 0 || uint64_t(st.st_size) < size || seals < 0 || !(seals & F_SEAL_SHRINK)) {
+    ::close(memfd);
+    return failed(grpc::StatusCode::FAILED_PRECONDITION, socket_path, "the region sent is not a sealed memfd of " +
+                                                                          std::to_string(size) + " bytes");
   }
   void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   const int mapError = errno;

@@ -4,6 +4,8 @@
 
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/ConstantRange.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
@@ -27,7 +29,10 @@ void alignSharedMemory(Module &m) {
 
 void readConstantReferencesOnce(Module &m) {
   for (Function &f : m) {
-    if (f.isDeclaration())
+    // Kernel entries only: on NVPTX every other function is internal
+    // (lowerEntryPoints), and only an entry's parameters carry the
+    // dispatch-wide facts (bound, read-only for the whole kernel).
+    if (f.isDeclaration() || f.hasLocalLinkage())
       continue;
     for (Argument &arg : f.args()) {
       if (!arg.getType()->isPointerTy() || !arg.hasNoAliasAttr() || !arg.onlyReadsMemory() ||
@@ -63,36 +68,64 @@ void readConstantReferencesOnce(Module &m) {
 }
 
 void compareLoopCountersAfterTheirStep(Module &m) {
+  const DataLayout &dl = m.getDataLayout();
   for (Function &f : m)
-    for (Instruction &i : instructions(f)) {
-      auto *cmp = dyn_cast<ICmpInst>(&i);
-      if (!cmp)
+    for (BasicBlock &latch : f) {
+      // `latch: step = counter + S; c = counter < C; br c, header, exit`,
+      // with counter = phi [start, preheader], [step, latch] in header.
+      auto *br = dyn_cast<BranchInst>(latch.getTerminator());
+      auto *cmp = br && br->isConditional() ? dyn_cast<ICmpInst>(br->getCondition()) : nullptr;
+      if (!cmp || cmp->getParent() != &latch)
         continue;
       auto *counter = dyn_cast<PHINode>(cmp->getOperand(0));
       auto *bound = dyn_cast<ConstantInt>(cmp->getOperand(1));
       const ICmpInst::Predicate pred = cmp->getPredicate();
       const bool isUnsigned = pred == ICmpInst::ICMP_ULT || pred == ICmpInst::ICMP_ULE;
       const bool isSigned = pred == ICmpInst::ICMP_SLT || pred == ICmpInst::ICMP_SLE;
-      if (!counter || !bound || (!isUnsigned && !isSigned))
+      if (!counter || !bound || (!isUnsigned && !isSigned) || counter->getNumIncomingValues() != 2 ||
+          br->getSuccessor(0) != counter->getParent())
         continue;
-      for (Value *incoming : counter->incoming_values()) {
-        auto *step = dyn_cast<BinaryOperator>(incoming);
-        if (!step || step->getOpcode() != Instruction::Add || step->getOperand(0) != counter ||
-            step->getParent() != cmp->getParent() || !step->comesBefore(cmp))
-          continue;
-        auto *by = dyn_cast<ConstantInt>(step->getOperand(1));
-        if (!by || !by->getValue().isStrictlyPositive() ||
-            (isUnsigned ? !step->hasNoUnsignedWrap() : !step->hasNoSignedWrap()))
-          continue;
-        bool overflow = false;
-        APInt stepped = isUnsigned ? bound->getValue().uadd_ov(by->getValue(), overflow)
-                                   : bound->getValue().sadd_ov(by->getValue(), overflow);
-        if (overflow)
-          continue;
-        cmp->setOperand(0, step);
-        cmp->setOperand(1, ConstantInt::get(bound->getType(), stepped));
-        break;
+      const int fromLatch = counter->getBasicBlockIndex(&latch);
+      if (fromLatch < 0)
+        continue;
+      auto *step = dyn_cast<BinaryOperator>(counter->getIncomingValue(unsigned(fromLatch)));
+      Value *start = counter->getIncomingValue(unsigned(1 - fromLatch));
+      BasicBlock *preheader = counter->getIncomingBlock(unsigned(1 - fromLatch));
+      if (!step || step->getOpcode() != Instruction::Add || step->getOperand(0) != counter ||
+          step->getParent() != &latch || !step->comesBefore(cmp))
+        continue;
+      auto *by = dyn_cast<ConstantInt>(step->getOperand(1));
+      if (!by || !by->getValue().isStrictlyPositive())
+        continue;
+      // The step never wraps, whatever its flags say: each time the latch
+      // runs, counter <= C + S (the first time, start <= C + S, proven
+      // below; later, counter = previous + S with previous <= C, as the
+      // loop went on), so counter + S <= C + 2S, which fits. Then
+      // counter < C and counter + S < C + S agree (<= alike).
+      bool overflow = false, overflow2 = false;
+      const APInt &c = bound->getValue(), &sv = by->getValue();
+      APInt once = isUnsigned ? c.uadd_ov(sv, overflow) : c.sadd_ov(sv, overflow);
+      APInt twice = isUnsigned ? once.uadd_ov(sv, overflow2) : once.sadd_ov(sv, overflow2);
+      (void)twice;
+      if (overflow || overflow2)
+        continue;
+      const ICmpInst::Predicate atMost = isUnsigned ? ICmpInst::ICMP_ULE : ICmpInst::ICMP_SLE;
+      bool startFits = false;
+      if (auto *k = dyn_cast<ConstantInt>(start))
+        startFits = isUnsigned ? k->getValue().ule(once) : k->getValue().sle(once);
+      if (!startFits) {
+        ConstantRange range = computeConstantRange(start, isSigned, true, nullptr, preheader->getTerminator());
+        startFits = isUnsigned ? range.getUnsignedMax().ule(once) : range.getSignedMax().sle(once);
       }
+      if (!startFits) {
+        auto implied = isImpliedByDomCondition(atMost, start, ConstantInt::get(bound->getType(), once),
+                                               preheader->getTerminator(), dl);
+        startFits = implied && *implied;
+      }
+      if (!startFits)
+        continue;
+      cmp->setOperand(0, step);
+      cmp->setOperand(1, ConstantInt::get(bound->getType(), once));
     }
 }
 

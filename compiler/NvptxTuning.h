@@ -69,9 +69,10 @@ void readConstantReferencesOnce(llvm::Module &m);
 /// starts the counter at `tid.y - 8`, which wraps for the first threads,
 /// and ptxas schedules that loop worse: transpose 45.1 us against nvcc's
 /// 40.7 on the H200, the same PTX with the stepped test 40.8
-/// (bench/RESULTS.md). Sound where it applies: the step is in the test's
-/// block before it and no-wrap (nuw for unsigned tests, nsw for signed),
-/// and the bound plus the step does not overflow. Runs after optimization.
+/// (bench/RESULTS.md). Only where the step provably never wraps (the test
+/// is the loop's exit branch in the step's block, the counter starts at
+/// most at bound + step, and bound + 2 steps fits), so no poison from a
+/// no-wrap flag reaches the branch. Runs after optimization.
 void compareLoopCountersAfterTheirStep(llvm::Module &m);
 
 /// Loops with a constant trip count of at most kNvptxFullUnrollMaxTrips whose

@@ -222,8 +222,12 @@ struct CudaDevice::Impl {
     if (bytes > kStagingBytes)
       return nullptr;
     if (bytes > stagingBytes) {
-      if (staging)
+      // A request that failed after queuing its copies in may have left
+      // some reading the old buffer: they finish before it goes.
+      if (staging) {
+        d->cuStreamSynchronize(stream);
         d->cuMemFreeHost(staging);
+      }
       staging = nullptr;
       stagingBytes = 0;
       const size_t want = std::min(kStagingBytes, (bytes + (1u << 20) - 1) & ~size_t((1u << 20) - 1));

@@ -239,11 +239,16 @@ class ExecuteService::Call {
 public:
   explicit Call(Done done) : done_(std::move(done)) {}
   bool answer(Status status, msl::v1::ExecuteResponse response = {}) {
-    if (answered_.exchange(true))
+    if (!claim())
       return false;
-    done_(std::move(status), std::move(response));
+    deliver(std::move(status), std::move(response));
     return true;
   }
+  /// The answer in two steps, for an answer with effects the caller must
+  /// not see unless it gets it (results written into its shared region):
+  /// claim() (false: answered already, by a cancel) then deliver().
+  bool claim() { return !answered_.exchange(true); }
+  void deliver(Status status, msl::v1::ExecuteResponse response) { done_(std::move(status), std::move(response)); }
   bool answered() const { return answered_.load(); }
 
   msl::v1::ExecuteRequest request;
@@ -1064,15 +1069,10 @@ void ExecuteService::dispatch(Target &target) {
           auto *out = response.add_buffers();
           const uint32_t buffer = job->returned[i];
           out->set_buffer(buffer);
-          if (const auto &shared = job->shared[buffer]; shared.region) {
-            // Back where it came from (checked against the region's size).
-            const std::string &bytes = result.buffers(int(i));
-            std::memcpy(shared.region->base + shared.offset, bytes.data(),
-                        std::min<uint64_t>(bytes.size(), shared.length));
-            out->set_in_shared_region(true);
-            continue;
-          }
-          place(*result.mutable_buffers(int(i)), out);
+          if (job->shared[buffer].region)
+            out->set_in_shared_region(true); // written back below, once the answer is the caller's
+          else
+            place(*result.mutable_buffers(int(i)), out);
         }
         for (size_t i = 0; i < job->returnedTextures.size() && status.ok(); ++i) {
           auto *out = response.add_textures();
@@ -1082,7 +1082,19 @@ void ExecuteService::dispatch(Target &target) {
       }
     }
     const auto built = std::chrono::steady_clock::now();
-    call.answer(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
+    // A cancel may have answered meanwhile: then nothing goes into the
+    // caller's shared region (it may hold its next request's input by now).
+    if (call.claim()) {
+      if (status.ok())
+        for (size_t i = 0; i < job->returned.size(); ++i)
+          if (const auto &shared = job->shared[job->returned[i]]; shared.region) {
+            // Back where it came from (checked against the region's size).
+            const std::string &bytes = result.buffers(int(i));
+            std::memcpy(shared.region->base + shared.offset, bytes.data(),
+                        std::min<uint64_t>(bytes.size(), shared.length));
+          }
+      call.deliver(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
+    }
     if (FILE *timing = execTimingFile()) {
       auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
       const auto answered = std::chrono::steady_clock::now();

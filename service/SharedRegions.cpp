@@ -91,6 +91,9 @@ struct SharedRegions::Impl {
     bool done = false;                    // to be closed
   };
   std::list<Connection> connections; // the thread's own
+  // Out of file descriptors: the listener is left alone until then (it
+  // stays readable, and polling it would spin).
+  Clock::time_point acceptAgainAt{};
 
   mutable std::mutex mutex;
   std::map<std::string, std::shared_ptr<SharedRegion>> byToken;
@@ -170,10 +173,11 @@ void SharedRegions::Impl::serve() {
   std::vector<pollfd> fds;
   std::vector<Connection *> of;
   for (;;) {
-    fds.assign({{wake[0], POLLIN, 0}, {listener, POLLIN, 0}});
-    of.assign(2, nullptr);
-    int timeout = -1;
     const auto now = Clock::now();
+    const bool accepting = now >= acceptAgainAt;
+    fds.assign({{wake[0], POLLIN, 0}, {accepting ? listener : -1, POLLIN, 0}});
+    of.assign(2, nullptr);
+    int timeout = accepting ? -1 : 100;
     for (auto &c : connections) {
       fds.push_back({c.fd, POLLIN, 0});
       of.push_back(&c);
@@ -211,8 +215,11 @@ void SharedRegions::Impl::serve() {
 void SharedRegions::Impl::accept() {
   for (;;) {
     int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0)
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        acceptAgainAt = Clock::now() + std::chrono::milliseconds(100);
       return;
+    }
     if (connections.size() >= options.maxRegions) {
       sendLine(fd, "ERR msld has " + std::to_string(options.maxRegions) + " shared regions open, its most\n", -1);
       ::close(fd);
