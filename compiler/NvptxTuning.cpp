@@ -102,12 +102,16 @@ void compareLoopCountersAfterTheirStep(Module &m) {
       // below; later, counter = previous + S with previous <= C, as the
       // loop went on), so counter + S <= C + 2S, which fits. Then
       // counter < C and counter + S < C + S agree (<= alike).
-      bool overflow = false, overflow2 = false;
-      const APInt &c = bound->getValue(), &sv = by->getValue();
-      APInt once = isUnsigned ? c.uadd_ov(sv, overflow) : c.sadd_ov(sv, overflow);
-      APInt twice = isUnsigned ? once.uadd_ov(sv, overflow2) : once.sadd_ov(sv, overflow2);
-      (void)twice;
-      if (overflow || overflow2)
+      bool overflow = false;
+      auto plusStep = [&](const APInt &v) {
+        bool o = false;
+        APInt sum = isUnsigned ? v.uadd_ov(by->getValue(), o) : v.sadd_ov(by->getValue(), o);
+        overflow |= o;
+        return sum;
+      };
+      const APInt once = plusStep(bound->getValue());
+      plusStep(once); // bound + 2 steps must fit too
+      if (overflow)
         continue;
       const ICmpInst::Predicate atMost = isUnsigned ? ICmpInst::ICMP_ULE : ICmpInst::ICMP_SLE;
       bool startFits = false;

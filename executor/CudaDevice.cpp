@@ -477,8 +477,27 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   uint64_t inBytes = 0;
   for (const auto &b : req.buffers())
     inBytes += b.data().size();
+  for (const auto &t : req.textures())
+    inBytes += t.data().size();
   char *stagingIn = s.stagingFor(inBytes);
   size_t stagedAt = 0;
+  // `data` into device memory `p` of `length` bytes, zero-filled past it.
+  // On the kernels' stream: the plain cuMemcpyHtoD and cuMemsetD8 run on
+  // the legacy stream, which a non-blocking stream does not wait for (a
+  // pageable copy returns once staged; a memset may still be running), so
+  // a kernel could read a buffer before its data or zeros landed.
+  auto copyIn = [&](CUdeviceptr p, const std::string &data, uint64_t length) {
+    const char *from = data.data();
+    if (stagingIn && !data.empty()) {
+      std::memcpy(stagingIn + stagedAt, from, data.size());
+      from = stagingIn + stagedAt;
+      stagedAt += data.size();
+    }
+    CUresult r = data.empty() ? CUDA_SUCCESS : d.cuMemcpyHtoDAsync(p, from, data.size(), s.stream);
+    if (r == CUDA_SUCCESS && data.size() < length)
+      r = d.cuMemsetD8Async(p + data.size(), 0, length - data.size(), s.stream);
+    return r;
+  };
   for (int i = 0; i < req.buffers_size(); ++i) {
     const auto &b = req.buffers(i);
     if (b.data().size() > b.length())
@@ -492,20 +511,7 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
                   " on " + s.name + ": " + d.describe(r));
     }
     memory.sizes[size_t(i)] = b.length();
-    // On the kernels' stream: the plain cuMemcpyHtoD and cuMemsetD8 run on
-    // the legacy stream, which a non-blocking stream does not wait for (a
-    // pageable copy returns once staged; a memset may still be running), so
-    // a kernel could read a buffer before its data or zeros landed.
-    const char *from = b.data().data();
-    if (stagingIn && !b.data().empty()) {
-      std::memcpy(stagingIn + stagedAt, from, b.data().size());
-      from = stagingIn + stagedAt;
-      stagedAt += b.data().size();
-    }
-    CUresult r = b.data().empty() ? CUDA_SUCCESS : d.cuMemcpyHtoDAsync(p, from, b.data().size(), s.stream);
-    if (r == CUDA_SUCCESS && b.data().size() < b.length())
-      r = d.cuMemsetD8Async(p + b.data().size(), 0, b.length() - b.data().size(), s.stream);
-    if (r != CUDA_SUCCESS)
+    if (CUresult r = copyIn(p, b.data(), b.length()); r != CUDA_SUCCESS)
       return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
   }
   // Textures: texels in device memory, and one block holding the
@@ -537,11 +543,7 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
                   std::to_string(i) + " on " + s.name + ": " + d.describe(r));
     memory.pointers.push_back(texels);
     memory.sizes.push_back(views[i].bytes());
-    CUresult r = in.data().empty() ? CUDA_SUCCESS
-                                   : d.cuMemcpyHtoDAsync(texels, in.data().data(), in.data().size(), s.stream);
-    if (r == CUDA_SUCCESS && in.data().size() < views[i].bytes())
-      r = d.cuMemsetD8Async(texels + in.data().size(), 0, views[i].bytes() - in.data().size(), s.stream);
-    if (r != CUDA_SUCCESS)
+    if (CUresult r = copyIn(texels, in.data(), views[i].bytes()); r != CUDA_SUCCESS)
       return fail("cannot copy texture " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
     views[i].texels = reinterpret_cast<char *>(uintptr_t(texels));
     views[i].usage = reinterpret_cast<uint64_t *>(uintptr_t(blockOnDevice));

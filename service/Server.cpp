@@ -5,6 +5,7 @@
 #include "DigestProto.h"
 #include "Metrics.h"
 #include "RequestLog.h"
+#include "UnixSocketPath.h"
 #include "WorkerPool.h"
 #include "msl/v1/admin.grpc.pb.h"
 #include "msl/v1/cas.grpc.pb.h"
@@ -505,18 +506,6 @@ std::filesystem::path selfDirectory() {
 }
 
 std::string defaultWorkerPath(const char *name) { return selfDirectory() / name; }
-
-// --listen-unix: a path that fits sockaddr_un and does not name anything but
-// a socket (gRPC unlinks a socket there; anything else stays untouched).
-std::string checkUnixSocketPath(const std::string &path) {
-  if (path.size() >= sizeof(sockaddr_un::sun_path))
-    return "the path is " + std::to_string(path.size()) + " bytes; a Unix socket's path has at most " +
-           std::to_string(sizeof(sockaddr_un::sun_path) - 1);
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
-    return "it exists and is not a socket";
-  return {};
-}
 
 bool splitHostPort(const std::string &address, std::string &host, int &port) {
   auto colon = address.rfind(':');

@@ -1,11 +1,12 @@
 #include "SharedRegions.h"
 
+#include "UnixSocketPath.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -110,20 +111,13 @@ struct SharedRegions::Impl {
 std::unique_ptr<SharedRegions> SharedRegions::start(const SharedRegionsOptions &options, std::string &error) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (options.socketPath.empty() || options.socketPath.size() >= sizeof addr.sun_path) {
-    error = "the socket path is empty or longer than " + std::to_string(sizeof addr.sun_path - 1) + " bytes";
+  if (std::string why = checkUnixSocketPath(options.socketPath); !why.empty()) {
+    error = options.socketPath + ": " + why;
     return nullptr;
   }
-  struct stat st;
-  if (::lstat(options.socketPath.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      error = options.socketPath + " exists and is not a socket";
-      return nullptr;
-    }
-    ::unlink(options.socketPath.c_str()); // an earlier msld's
-  }
+  ::unlink(options.socketPath.c_str()); // a socket an earlier msld left, if any
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, options.socketPath.c_str(), options.socketPath.size());
   impl->listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (impl->listener < 0 || ::bind(impl->listener, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||

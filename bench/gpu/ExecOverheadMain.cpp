@@ -31,7 +31,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void die(const std::string &m) {
   std::cerr << "msl-bench-gpu-exec: " << m << "\n";

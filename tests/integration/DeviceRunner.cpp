@@ -65,4 +65,13 @@ void DeviceTest::connect(const std::vector<std::string> &flags) {
     GTEST_SKIP() << runner_->skipReason();
 }
 
+void DeviceTest::expectExecuteStatus(const msl::v1::ExecuteRequest &request, grpc::StatusCode code,
+                                     const std::string &needle) {
+  SCOPED_TRACE(needle);
+  auto result = runner_->execute(request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().error_code(), code) << result.status().error_message();
+  EXPECT_NE(result.status().error_message().find(needle), std::string::npos) << result.status().error_message();
+}
+
 } // namespace msl::test

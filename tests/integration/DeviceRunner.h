@@ -56,6 +56,12 @@ protected:
   /// (Re)starts the daemon with `flags`, its client and the runner; skips
   /// the test where the device is absent (or, on the cpu, its worker).
   void connect(const std::vector<std::string> &flags = {});
+  /// The Execute of `r` (anything with the request in `.req`) fails with
+  /// `code`, its message containing `needle`.
+  template <class R> void expectStatus(const R &r, grpc::StatusCode code, const std::string &needle) {
+    expectExecuteStatus(r.req, code, needle);
+  }
+  void expectExecuteStatus(const msl::v1::ExecuteRequest &request, grpc::StatusCode code, const std::string &needle);
 
   std::unique_ptr<msl::client::Client> client_;
   std::unique_ptr<DeviceRunner> runner_;

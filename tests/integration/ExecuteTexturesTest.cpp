@@ -355,7 +355,6 @@ protected:
     connect({});
   }
 
-
   /// The kind of device the kernels run on ("cpu", "cuda"), as its errors name it.
   std::string deviceKind() const {
     return runner_->recording() || runner_->device() == "cpu" ? "cpu" : "cuda";
@@ -369,15 +368,6 @@ protected:
     response = std::move(result).value();
     return ::testing::AssertionSuccess();
   }
-
-  void expectStatus(const Request &r, StatusCode code, const std::string &needle) {
-    SCOPED_TRACE(needle);
-    auto result = runner_->execute(r.req);
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.status().error_code(), code) << result.status().error_message();
-    EXPECT_NE(result.status().error_message().find(needle), std::string::npos) << result.status().error_message();
-  }
-
 };
 
 TEST_F(ExecuteTexturesTest, BoxBlurThroughASamplerOverRgba8UnormAndR32Float) {

@@ -42,7 +42,6 @@ protected:
     connect({"--shared-regions-socket", socket_, "--shared-region-max-mb", "4"});
   }
 
-
   std::unique_ptr<SharedRegion> open(uint64_t size) {
     auto region = SharedRegion::open(socket_, size);
     EXPECT_TRUE(region.ok()) << msl::client::describeStatus(region.status());
@@ -60,14 +59,6 @@ protected:
     k.threads(n);
     k.perThreadgroup(64);
     return k;
-  }
-
-  void expectStatus(const KernelRequest &k, StatusCode code, const std::string &needle) {
-    SCOPED_TRACE(needle);
-    auto r = runner_->execute(k.req);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().error_code(), code) << r.status().error_message();
-    EXPECT_NE(r.status().error_message().find(needle), std::string::npos) << r.status().error_message();
   }
 
   std::string socket_;
