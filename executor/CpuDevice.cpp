@@ -654,11 +654,15 @@ struct CpuDevice::Impl {
     return shared;
   }
 
-  ExecWorkerResponse execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch);
+  ExecWorkerResponse execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch,
+                             const HostBuffers *host);
 };
 
 ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
-                                            const std::function<void()> &beforeFirstDispatch) {
+                                            const std::function<void()> &beforeFirstDispatch,
+                                            const HostBuffers *host) {
+  // A buffer's initial bytes: in a mapped shared region, or in the request.
+  auto hostOf = [&](int i) { return host && size_t(i) < host->size() ? (*host)[size_t(i)] : std::span<char>(); };
   ExecWorkerResponse resp;
   auto fail = [&](const std::string &m) {
     resp.Clear();
@@ -711,11 +715,13 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
   } keepBuffers{*this, buffers};
   for (int i = 0; i < req.buffers_size(); ++i) {
     const auto &b = req.buffers(i);
-    size_t length = std::max<size_t>(b.length(), b.data().size());
+    const std::span<char> from = hostOf(i);
+    const std::string_view initial = from.empty() ? std::string_view(b.data()) : std::string_view(from.data(), from.size());
+    size_t length = std::max<size_t>(b.length(), initial.size());
     std::string error;
     if (!takeSpare(length, buffers[i]) && !buffers[i].allocate(length, error))
       return fail("buffer " + std::to_string(i) + ": " + error);
-    std::memcpy(buffers[i].data(), b.data().data(), b.data().size());
+    std::memcpy(buffers[i].data(), initial.data(), initial.size());
   }
   std::vector<OwnedTexture> textures(req.textures_size());
   uint64_t textureUsage = 0; // the hooks' first usage report (TextureOps.h)
@@ -850,8 +856,14 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
   }
 
   for (int i = 0; i < req.buffers_size(); ++i)
-    if (req.buffers(i).returned())
-      resp.add_buffers(std::string(buffers[i].data(), buffers[i].length()));
+    if (req.buffers(i).returned()) {
+      if (const std::span<char> to = hostOf(i); !to.empty()) {
+        std::memcpy(to.data(), buffers[i].data(), std::min(to.size(), buffers[i].length()));
+        resp.add_buffers(); // its bytes are back in the region
+      } else {
+        resp.add_buffers(std::string(buffers[i].data(), buffers[i].length()));
+      }
+    }
   for (int i = 0; i < req.textures_size(); ++i)
     if (req.textures(i).returned())
       resp.add_textures(std::string(textures[i].texture.texels, textures[i].texture.bytes()));
@@ -870,8 +882,8 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) {
 CpuDevice::~CpuDevice() = default;
 
 ExecWorkerResponse CpuDevice::execute(const ExecWorkerRequest &request,
-                                      const std::function<void()> &beforeFirstDispatch) {
-  return impl_->execute(request, beforeFirstDispatch);
+                                      const std::function<void()> &beforeFirstDispatch, const HostBuffers *host) {
+  return impl_->execute(request, beforeFirstDispatch, host);
 }
 
 uint64_t CpuDevice::jitCompiles() const { return impl_->jitCompiles; }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "HostRegions.h"
 #include "msl/internal/exec_worker.pb.h"
 
 #include <cstdint>
@@ -56,8 +57,12 @@ public:
   /// JIT-compiled and bound, right before its first dispatch (not at all
   /// for a request that fails before one): msld-exec-worker's start note
   /// (ExecWorkerResponse.dispatch_starts), which ends the JIT's deadline.
+  /// `host`, when given, says which buffers lie in mapped shared regions
+  /// (HostRegions.h): read from there, and written back there when
+  /// returned (their response entries left empty).
   msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request,
-                                            const std::function<void()> &beforeFirstDispatch = {});
+                                            const std::function<void()> &beforeFirstDispatch = {},
+                                            const HostBuffers *host = nullptr);
 
   /// How many kernels were JIT-compiled (cache misses) so far.
   uint64_t jitCompiles() const;

@@ -403,8 +403,18 @@ struct Events {
 
 } // namespace
 
-ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch) {
+bool CudaDevice::registerHostMemory(char *base, size_t size) {
+  return impl_->d->cuMemHostRegister(base, size, 0) == CUDA_SUCCESS;
+}
+
+void CudaDevice::unregisterHostMemory(char *base) { (void)impl_->d->cuMemHostUnregister(base); }
+
+ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::function<void()> &beforeFirstDispatch,
+                                       const HostBuffers *host) {
   Impl &s = *impl_;
+  // A buffer's bytes in a mapped shared region (DMA straight from and to
+  // it), or empty: in the request.
+  auto hostOf = [&](int i) { return host && size_t(i) < host->size() ? (*host)[size_t(i)] : std::span<char>(); };
   const Driver &d = *s.d;
   ExecWorkerResponse resp;
   auto fail = [&](std::string message) {
@@ -486,9 +496,9 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   // the legacy stream, which a non-blocking stream does not wait for (a
   // pageable copy returns once staged; a memset may still be running), so
   // a kernel could read a buffer before its data or zeros landed.
-  auto copyIn = [&](CUdeviceptr p, const std::string &data, uint64_t length) {
+  auto copyIn = [&](CUdeviceptr p, std::string_view data, uint64_t length, bool direct = false) {
     const char *from = data.data();
-    if (stagingIn && !data.empty()) {
+    if (stagingIn && !data.empty() && !direct) {
       std::memcpy(stagingIn + stagedAt, from, data.size());
       from = stagingIn + stagedAt;
       stagedAt += data.size();
@@ -500,7 +510,10 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   };
   for (int i = 0; i < req.buffers_size(); ++i) {
     const auto &b = req.buffers(i);
-    if (b.data().size() > b.length())
+    const std::span<char> inHost = hostOf(i);
+    const std::string_view initial =
+        inHost.empty() ? std::string_view(b.data()) : std::string_view(inHost.data(), inHost.size());
+    if (initial.size() > b.length())
       return fail("buffer " + std::to_string(i) + " has more data than its length");
     if (b.length() == 0)
       continue;
@@ -511,7 +524,7 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
                   " on " + s.name + ": " + d.describe(r));
     }
     memory.sizes[size_t(i)] = b.length();
-    if (CUresult r = copyIn(p, b.data(), b.length()); r != CUDA_SUCCESS)
+    if (CUresult r = copyIn(p, initial, b.length(), !inHost.empty()); r != CUDA_SUCCESS)
       return fail("cannot copy buffer " + std::to_string(i) + " to " + s.name + ": " + d.describe(r));
   }
   // Textures: texels in device memory, and one block holding the
@@ -670,15 +683,25 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     std::string *to;
   };
   std::vector<Back> back;
+  // Buffers in a shared region go back into it, by DMA when registered.
+  std::vector<std::pair<CUdeviceptr, std::span<char>>> backToHost;
   for (int i = 0; i < req.buffers_size(); ++i)
-    if (req.buffers(i).returned())
-      back.push_back({memory.pointers[size_t(i)], req.buffers(i).length(), resp.add_buffers()});
+    if (req.buffers(i).returned()) {
+      std::string *entry = resp.add_buffers();
+      if (const std::span<char> to = hostOf(i); !to.empty())
+        backToHost.push_back({memory.pointers[size_t(i)], to.first(std::min<size_t>(to.size(), req.buffers(i).length()))});
+      else
+        back.push_back({memory.pointers[size_t(i)], req.buffers(i).length(), entry});
+    }
   for (size_t i = 0; i < views.size(); ++i)
     if (req.textures(int(i)).returned())
       back.push_back({uintptr_t(views[i].texels), size_t(views[i].bytes()), resp.add_textures()});
   std::string usage;
   if (!views.empty())
     back.push_back({blockOnDevice, sizeof(uint64_t), &usage});
+  for (const auto &[from, to] : backToHost)
+    if (CUresult r = d.cuMemcpyDtoHAsync(to.data(), from, to.size(), s.stream); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
   uint64_t returnedBytes = 0;
   for (const Back &b : back)
     returnedBytes += b.bytes;
@@ -699,6 +722,8 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
       at += b.bytes;
     }
   } else {
+    if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
+      s.fault(req.symbol(), r);
     for (const Back &b : back) {
       b.to->resize(b.bytes);
       if (b.bytes == 0)

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "HostRegions.h"
 #include "msl/internal/exec_worker.pb.h"
 
 #include <cstdint>
@@ -71,8 +72,18 @@ public:
   /// JIT) and the arguments are bound, right before the first launch (not
   /// at all for a request that fails before one): msld-cuda-worker's start
   /// note (ExecWorkerResponse.dispatch_starts), which ends the JIT's deadline.
+  /// `host`, when given, says which buffers lie in mapped shared regions
+  /// (HostRegions.h): copied in from there and back there when returned
+  /// (their response entries left empty), by DMA where registered.
   msl::internal::ExecWorkerResponse execute(const msl::internal::ExecWorkerRequest &request,
-                                            const std::function<void()> &beforeFirstDispatch = {});
+                                            const std::function<void()> &beforeFirstDispatch = {},
+                                            const HostBuffers *host = nullptr);
+
+  /// Page-locks host memory for DMA (cuMemHostRegister) and undoes it:
+  /// HostRegions' hooks. False when the driver refuses (copies from it are
+  /// then staged by the driver, and still right).
+  bool registerHostMemory(char *base, size_t size);
+  void unregisterHostMemory(char *base);
 
   /// Where the last execute() spent its time, in microseconds (for
   /// MSLD_CUDA_WORKER_TIMING): finding the module and function, the copies

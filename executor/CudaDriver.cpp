@@ -74,6 +74,8 @@ Loaded loadOnce() {
   resolve(library, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync, missing);
   resolve(library, "cuMemAllocHost_v2", d.cuMemAllocHost, missing);
   resolve(library, "cuMemFreeHost", d.cuMemFreeHost, missing);
+  resolve(library, "cuMemHostRegister_v2", d.cuMemHostRegister, missing);
+  resolve(library, "cuMemHostUnregister", d.cuMemHostUnregister, missing);
   resolve(library, "cuMemsetD8_v2", d.cuMemsetD8, missing);
   resolve(library, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, missing);
   resolve(library, "cuMemsetD8Async", d.cuMemsetD8Async, missing);

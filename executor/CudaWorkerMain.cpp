@@ -68,7 +68,7 @@ int probe() {
   return 0;
 }
 
-int serve(const std::string &ordinalText, int payloadFd) {
+int serve(const std::string &ordinalText, const msl::service::WorkerChannels &channels) {
   if (ordinalText.empty() || ordinalText.size() > 4 || ordinalText.find_first_not_of("0123456789") != std::string::npos) {
     std::cerr << "msld-cuda-worker: --device takes a GPU number, not '" << ordinalText << "'\n";
     return 2;
@@ -90,8 +90,15 @@ int serve(const std::string &ordinalText, int payloadFd) {
     timing = std::fopen(path, "a");
   // msld's shared payload region (WorkerProtocol.h).
   msl::service::SharedPayloads shared;
-  if (payloadFd >= 0 && !msl::service::mapSharedPayloads(payloadFd, shared))
+  if (channels.payloadFd >= 0 && !msl::service::mapSharedPayloads(channels.payloadFd, shared))
     std::cerr << "msld-cuda-worker: cannot map the payload region; payloads go through the pipe\n";
+  // Clients' shared regions (HostRegions.h), page-locked while held so the
+  // GPU copies straight from and to them.
+  msl::executor::CudaDevice &gpu = *device;
+  msl::executor::HostRegions regions(
+      channels.descriptorFd,
+      {[&gpu](char *base, size_t size) { (void)gpu.registerHostMemory(base, size); },
+       [&gpu](char *base, size_t) { gpu.unregisterHostMemory(base); }});
   ExecWorkerRequest request;
   auto readStart = Clock::now();
   // Split frames (WorkerProtocol.h) from msld: the buffers arrive raw, read
@@ -103,8 +110,13 @@ int serve(const std::string &ordinalText, int payloadFd) {
     auto executeStart = Clock::now();
     // The start note once the module is ready (WorkerProtocol.h): msld's
     // JIT deadline ends and the kernel's time limit starts.
-    ExecWorkerResponse response =
-        device->execute(request, [] { (void)msl::service::writeDispatchStartNote(1); });
+    ExecWorkerResponse response;
+    std::string why;
+    auto start = [] { (void)msl::service::writeDispatchStartNote(1); };
+    if (!regions.run(request, response, [&](const msl::executor::HostBuffers &host) { return device->execute(request, start, &host); }, why)) {
+      std::cerr << "msld-cuda-worker: " << why << "\n";
+      return 1;
+    }
     auto executeEnd = Clock::now();
     request.Clear();
     if (response.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
@@ -144,10 +156,10 @@ int main(int argc, char **argv) {
   const std::string mode = argc >= 2 ? argv[1] : "";
   if (mode == "--probe" && argc == 2)
     return probe();
-  if (mode == "--device" && argc == 3)
-    return serve(argv[2], -1);
-  if (mode == "--device" && argc == 5 && std::string(argv[3]) == "--payload-fd")
-    return serve(argv[2], std::atoi(argv[4]));
-  std::cerr << "usage: msld-cuda-worker --probe | --device N [--payload-fd FD] (started by msld)\n";
+  msl::service::WorkerChannels channels;
+  if (mode == "--device" && argc >= 3 && msl::service::parseWorkerChannels(argc, argv, 3, channels))
+    return serve(argv[2], channels);
+  std::cerr << "usage: msld-cuda-worker --probe | --device N [--payload-fd FD] [--descriptor-fd FD] (started by "
+               "msld)\n";
   return 2;
 }

@@ -91,9 +91,17 @@ int main(int argc, char **argv) {
     return runOneFile(argc, argv);
   // msld's shared payload region (WorkerProtocol.h), mapped before the
   // sandbox's seccomp filter is installed.
+  msl::service::WorkerChannels channels;
+  if (!msl::service::parseWorkerChannels(argc, argv, 1, channels)) {
+    std::cerr << "usage: msld-exec-worker [--payload-fd FD] [--descriptor-fd FD] (started by msld) | --run ...\n";
+    return 2;
+  }
   msl::service::SharedPayloads shared;
-  if (argc == 3 && std::string(argv[1]) == "--payload-fd" && !msl::service::mapSharedPayloads(std::atoi(argv[2]), shared))
+  if (channels.payloadFd >= 0 && !msl::service::mapSharedPayloads(channels.payloadFd, shared))
     std::cerr << "msld-exec-worker: cannot map the payload region; payloads go through the pipe\n";
+  // Clients' shared regions (HostRegions.h): buffers read from and written
+  // back to their pages.
+  msl::executor::HostRegions regions(channels.descriptorFd);
   msl::executor::CpuDevice device;
   msl::internal::WorkerHello hello;
   hello.set_compiler_identity("msld-exec-worker llvm/" LLVM_VERSION_STRING " cpu/" +
@@ -120,7 +128,13 @@ int main(int argc, char **argv) {
                                       msl::service::kMaxWorkerMessageBytes, shared)) {
     // The start note once the kernel is JIT-compiled (WorkerProtocol.h):
     // msld's JIT deadline ends and the kernel's time limit starts.
-    ExecWorkerResponse resp = device.execute(req, [] { (void)msl::service::writeDispatchStartNote(1); });
+    ExecWorkerResponse resp;
+    std::string why;
+    auto start = [] { (void)msl::service::writeDispatchStartNote(1); };
+    if (!regions.run(req, resp, [&](const msl::executor::HostBuffers &host) { return device.execute(req, start, &host); }, why)) {
+      std::cerr << "msld-exec-worker: " << why << "\n";
+      return 1;
+    }
     req.Clear();
     if (resp.ByteSizeLong() > msl::service::kMaxWorkerMessageBytes) {
       size_t bytes = resp.ByteSizeLong();

@@ -23,6 +23,7 @@ std::unique_ptr<CudaDevices> CudaDevices::start(const CudaDevicesOptions &option
   probeOptions.workerPath = options.workerPath;
   probeOptions.workerArgs = {"--probe"};
   probeOptions.sharedPayloadBytes = 0; // it moves no buffers
+  probeOptions.descriptorSocket = false;
   probeOptions.workers = 1;
   probeOptions.role = "CUDA probe";
   probeOptions.log = log;

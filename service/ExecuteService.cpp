@@ -26,6 +26,9 @@ using compiler::quoteForMessage;
 using nlohmann::json;
 
 Status invalid(std::string message) { return Status(StatusCode::INVALID_ARGUMENT, std::move(message)); }
+Status cancelledStatus() {
+  return Status(StatusCode::CANCELLED, "the client cancelled the execution or its deadline passed");
+}
 
 uint32_t orOne(uint32_t v) { return v ? v : 1; }
 
@@ -239,16 +242,11 @@ class ExecuteService::Call {
 public:
   explicit Call(Done done) : done_(std::move(done)) {}
   bool answer(Status status, msl::v1::ExecuteResponse response = {}) {
-    if (!claim())
+    if (answered_.exchange(true))
       return false;
-    deliver(std::move(status), std::move(response));
+    done_(std::move(status), std::move(response));
     return true;
   }
-  /// The answer in two steps, for an answer with effects the caller must
-  /// not see unless it gets it (results written into its shared region):
-  /// claim() (false: answered already, by a cancel) then deliver().
-  bool claim() { return !answered_.exchange(true); }
-  void deliver(Status status, msl::v1::ExecuteResponse response) { done_(std::move(status), std::move(response)); }
   bool answered() const { return answered_.load(); }
 
   msl::v1::ExecuteRequest request;
@@ -258,6 +256,9 @@ public:
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now(), queued;
   Target *target = nullptr; // the device it runs on
   CancelFlag cancel{false};
+  // Its worker writes into a client's shared region: a cancel is answered
+  // by the dispatcher once the worker is stopped, not at once.
+  std::atomic<bool> writesSharedRegion{false};
   std::mutex mu;                                // guards compileCall
   std::shared_ptr<CompileService::Call> compileCall;
 
@@ -278,14 +279,13 @@ struct ExecuteService::Job {
   msl::internal::ExecWorkerRequest work;
   std::vector<uint32_t> returned; // request buffer positions, in work.buffers order
   std::vector<uint32_t> returnedTextures; // their [[texture(n)]], in work.textures order
-  // Per request buffer: the shared region its bytes came from (and go back
-  // to), else null. Held, so the region outlives its client's connection
-  // until the job is answered.
-  struct SharedBuffer {
-    std::shared_ptr<SharedRegion> region;
-    uint64_t offset = 0, length = 0;
-  };
-  std::vector<SharedBuffer> shared;
+  // Per request buffer: whether its bytes lie in a shared region (the
+  // worker reads and writes them there).
+  std::vector<bool> inSharedRegion;
+  // The regions work.host_regions names, in order (their memfds go to the
+  // worker). Held, so a region outlives its client's connection until the
+  // job is answered.
+  std::vector<std::shared_ptr<SharedRegion>> regions;
   std::string symbol;
   bool compileHit = false;
   std::chrono::milliseconds timeout{0};
@@ -646,7 +646,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
   job->call = call;
   job->symbol = kernel->value("symbol", name);
   job->compileHit = compileHit;
-  job->shared.resize(size_t(r.buffers_size()));
+  job->inSharedRegion.resize(size_t(r.buffers_size()));
   auto &work = job->work;
 
   // Limits the kernel sets for itself.
@@ -712,9 +712,27 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
                              " bytes)"));
         return;
       }
+      // The worker reads the range in place: no copy here.
+      size_t at = 0;
+      while (at < job->regions.size() && job->regions[at] != region)
+        ++at;
+      if (at == job->regions.size()) {
+        if (at == kMaxDescriptorsPerMessage) {
+          call->answer(invalid("the buffers name more than " + std::to_string(kMaxDescriptorsPerMessage) +
+                               " shared regions"));
+          return;
+        }
+        auto *named = work.add_host_regions();
+        named->set_serial(region->serial);
+        named->set_size(region->size);
+        job->regions.push_back(region);
+      }
       out->set_length(range.length());
-      out->set_data(region->base + range.offset(), range.length());
-      job->shared[size_t(i)] = {std::move(region), range.offset(), range.length()};
+      out->mutable_host()->set_region(uint32_t(at));
+      out->mutable_host()->set_offset(range.offset());
+      out->mutable_host()->set_length(range.length());
+      job->inSharedRegion[size_t(i)] = true;
+      call->writesSharedRegion = true;
       break;
     }
     default:
@@ -962,7 +980,10 @@ void ExecuteService::cancel(const std::shared_ptr<Call> &call) {
   }
   if (compileCall)
     compiler_.cancel(compileCall);
-  call->answer(Status(StatusCode::CANCELLED, "the client cancelled the execution or its deadline passed"));
+  // A job whose worker writes into a shared region is answered once the
+  // worker is stopped (dispatch), so nothing is written after the answer.
+  if (!call->writesSharedRegion)
+    call->answer(cancelledStatus());
 }
 
 void ExecuteService::dispatch(Target &target) {
@@ -970,6 +991,10 @@ void ExecuteService::dispatch(Target &target) {
     auto &call = *job->call;
     if (call.answered())
       continue; // cancelled while it waited
+    if (call.cancel) {
+      call.answer(cancelledStatus()); // cancelled while it waited, answered here
+      continue;
+    }
     msl::internal::ExecWorkerResponse result;
     // Split frames: the buffers go to the worker and come back raw, with no
     // serializing, parsing or copying on either side but the pipe's.
@@ -978,8 +1003,16 @@ void ExecuteService::dispatch(Target &target) {
     // worker's start note, then the kernel's own from its first dispatch.
     const WorkerPool::StartNote startNote{std::chrono::milliseconds(options_.jitTimeoutMs), isDispatchStartNote};
     const auto runStart = std::chrono::steady_clock::now();
+    // The regions msld still has: the worker drops its mappings of others.
+    job->work.clear_live_host_regions();
+    if (sharedRegions_)
+      for (uint64_t serial : sharedRegions_->serials())
+        job->work.add_live_host_regions(serial);
+    std::vector<int> regionFds;
+    for (const auto &region : job->regions)
+      regionFds.push_back(region->fd);
     WorkerPool::Outcome outcome =
-        target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout, &startNote);
+        target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout, &startNote, regionFds);
     const auto runEnd = std::chrono::steady_clock::now();
     const std::string what = "kernel '" + call.kernel + "' on " + target.device.name();
     if (outcome.kind == WorkerPool::Outcome::Kind::Ok && target.cuda) {
@@ -1069,8 +1102,8 @@ void ExecuteService::dispatch(Target &target) {
           auto *out = response.add_buffers();
           const uint32_t buffer = job->returned[i];
           out->set_buffer(buffer);
-          if (job->shared[buffer].region)
-            out->set_in_shared_region(true); // written back below, once the answer is the caller's
+          if (job->inSharedRegion[buffer])
+            out->set_in_shared_region(true); // the worker wrote it back
           else
             place(*result.mutable_buffers(int(i)), out);
         }
@@ -1082,19 +1115,7 @@ void ExecuteService::dispatch(Target &target) {
       }
     }
     const auto built = std::chrono::steady_clock::now();
-    // A cancel may have answered meanwhile: then nothing goes into the
-    // caller's shared region (it may hold its next request's input by now).
-    if (call.claim()) {
-      if (status.ok())
-        for (size_t i = 0; i < job->returned.size(); ++i)
-          if (const auto &shared = job->shared[job->returned[i]]; shared.region) {
-            // Back where it came from (checked against the region's size).
-            const std::string &bytes = result.buffers(int(i));
-            std::memcpy(shared.region->base + shared.offset, bytes.data(),
-                        std::min<uint64_t>(bytes.size(), shared.length));
-          }
-      call.deliver(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
-    }
+    call.answer(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
     if (FILE *timing = execTimingFile()) {
       auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
       const auto answered = std::chrono::steady_clock::now();

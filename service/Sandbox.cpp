@@ -553,7 +553,7 @@ bool installWorkerSeccomp(bool allowFiles, std::string &error) {
   // Pipes, memory, threads' synchronisation, signals, clocks, exit, and the
   // harmless questions (in the sandbox: its own empty file system).
   for (const char *name :
-       {"read", "write", "readv", "writev", "pread64", "pwrite64", "close", "lseek", "fstat", "newfstatat", "stat",
+       {"read", "write", "readv", "writev", "recvmsg", "pread64", "pwrite64", "close", "lseek", "fstat", "newfstatat", "stat",
         "lstat", "statx", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getcwd", "fcntl", "poll",
         "ppoll", "mmap", "munmap", "mremap", "mprotect", "madvise", "brk", "membarrier", "futex", "futex_waitv",
         "set_robust_list", "get_robust_list", "rseq", "set_tid_address", "exit", "exit_group", "rt_sigaction",

@@ -698,6 +698,7 @@ WorkerPoolOptions defaultExecWorkers() {
   o.limitAddressSpace = false;
   o.maxResponseBytes = 512u << 20;
   o.sharedPayloadBytes = kDefaultSharedPayloadBytes;
+  o.descriptorSocket = true; // clients' shared regions go to the worker
   o.role = "execution";
   return o;
 }
@@ -710,6 +711,7 @@ CudaDevicesOptions defaultCudaDevices() {
   o.workers.maxResponseBytes = 512u << 20;
   o.workers.startTimeout = std::chrono::milliseconds(60000); // a context takes a moment
   o.workers.sharedPayloadBytes = kDefaultSharedPayloadBytes; // as the cpu's: one flag sets both
+  o.workers.descriptorSocket = true;
   return o;
 }
 

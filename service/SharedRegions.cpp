@@ -75,6 +75,8 @@ void sendLine(int connection, const std::string &line, int fd) {
 SharedRegion::~SharedRegion() {
   if (base)
     ::munmap(base, size);
+  if (fd >= 0)
+    ::close(fd);
 }
 
 struct SharedRegions::Impl {
@@ -99,6 +101,7 @@ struct SharedRegions::Impl {
   mutable std::mutex mutex;
   std::map<std::string, std::shared_ptr<SharedRegion>> byToken;
   uint64_t totalBytes = 0;
+  uint64_t lastSerial = 0;
 
   void serve();
   void accept();
@@ -151,6 +154,15 @@ std::shared_ptr<SharedRegion> SharedRegions::find(const std::string &token) cons
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->byToken.find(token);
   return it == impl_->byToken.end() ? nullptr : it->second;
+}
+
+std::vector<uint64_t> SharedRegions::serials() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<uint64_t> out;
+  out.reserve(impl_->byToken.size());
+  for (const auto &[token, region] : impl_->byToken)
+    out.push_back(region->serial);
+  return out;
 }
 
 unsigned SharedRegions::regions() const {
@@ -245,7 +257,7 @@ bool SharedRegions::Impl::readFrom(Connection &c) {
   std::string line = answer(c, memfd);
   sendLine(c.fd, line, memfd);
   if (memfd >= 0)
-    ::close(memfd); // the client has its own; msld keeps the mapping
+    ::close(memfd); // the client has its own; msld keeps the mapping and a copy
   return c.region != nullptr;
 }
 
@@ -282,6 +294,14 @@ std::string SharedRegions::Impl::answer(Connection &c, int &memfd) {
     return "ERR cannot create a shared region of " + std::to_string(size) + " bytes: " + why + "\n";
   }
   region->base = static_cast<char *>(base);
+  region->fd = ::fcntl(memfd, F_DUPFD_CLOEXEC, 0);
+  if (region->fd < 0) {
+    std::string why = std::strerror(errno);
+    ::close(memfd);
+    memfd = -1;
+    return "ERR cannot keep a shared region's descriptor: " + why + "\n";
+  }
+  region->serial = ++lastSerial;
   {
     std::lock_guard lock(mutex);
     byToken[region->token] = region;

@@ -18,8 +18,17 @@
 // else learns it, and the region lives while that connection stays open
 // (closing it frees the region once the requests reading it finish). The
 // memfd is sealed against shrinking and growing, so a client cannot take
-// pages from under msld. What a client writes into its region while a
-// request reads it reaches only that request's results.
+// pages from under msld or its workers. What a client writes into its
+// region while a request reads it reaches only that request's results.
+//
+// The execution worker reads a request's ranges from the region's pages and
+// writes the returned buffers' bytes back there before msld answers (no
+// process copies them on the way). msld answers a call it stopped
+// (CANCELLED, or its deadline) only once its worker is gone, so nothing is
+// written after that answer; a client whose own deadline passed first
+// (gRPC ends the call at the client at once) must let the ranges it bound
+// as outputs settle for as long as msld takes to stop the worker (tens of
+// milliseconds) before it reuses them.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -27,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace msl::service {
 
@@ -48,6 +58,12 @@ struct SharedRegion {
   std::string token;
   char *base = nullptr;
   uint64_t size = 0;
+  /// Its memfd, which msld passes to the execution worker that runs a
+  /// request reading it (service/WorkerProtocol.h sendDescriptors): the
+  /// worker reads and writes the buffers in the region's own pages.
+  int fd = -1;
+  /// Never reused while msld runs (what a worker keeps its mapping by).
+  uint64_t serial = 0;
   ~SharedRegion();
 };
 
@@ -60,6 +76,8 @@ public:
 
   /// The open region of `token`, or null.
   std::shared_ptr<SharedRegion> find(const std::string &token) const;
+  /// The serials of the regions open now.
+  std::vector<uint64_t> serials() const;
   /// Regions open now, and their bytes.
   unsigned regions() const;
   uint64_t bytes() const;

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -270,6 +271,19 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
       sharedFd = -1;
     }
   }
+  // The descriptor socket (WorkerProtocol.h sendDescriptors): the worker
+  // gets its end as 4.
+  int descriptors[2] = {-1, -1};
+  if (options_.descriptorSocket && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, descriptors) != 0) {
+    error = std::string("socketpair: ") + std::strerror(errno);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      ::close(fd);
+    if (sharedFd >= 0)
+      ::close(sharedFd);
+    if (shared)
+      ::munmap(shared.data, shared.size);
+    return false;
+  }
   const SandboxPlan *sandbox = sandbox_.get();
   const char *path = sandbox ? sandbox->executable().c_str() : options_.workerPath.c_str();
   // argv (and a sandboxed worker's environment) are built before the fork:
@@ -277,10 +291,15 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   std::vector<char *> argv{const_cast<char *>(path)};
   for (const std::string &a : options_.workerArgs)
     argv.push_back(const_cast<char *>(a.c_str()));
-  static std::string payloadFlag = "--payload-fd", payloadFd = "3";
+  static std::string payloadFlag = "--payload-fd", payloadFd = "3", descriptorFlag = "--descriptor-fd",
+                     descriptorFd = "4";
   if (sharedFd >= 0) {
     argv.push_back(payloadFlag.data());
     argv.push_back(payloadFd.data());
+  }
+  if (descriptors[1] >= 0) {
+    argv.push_back(descriptorFlag.data());
+    argv.push_back(descriptorFd.data());
   }
   argv.push_back(nullptr);
   static std::string sandboxFlag = std::string(kSandboxEnvironmentVariable) + "=1";
@@ -303,10 +322,14 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
-    if (sharedFd == 3)
-      ::fcntl(3, F_SETFD, 0); // dup2 onto itself would keep close-on-exec
-    else if (sharedFd >= 0)
-      ::dup2(sharedFd, 3);
+    // The payload region as 3 and the descriptor socket as 4, by way of
+    // new numbers (either may be 3 or 4 already; dup2 clears close-on-exec).
+    const int payloadHigh = sharedFd >= 0 ? ::fcntl(sharedFd, F_DUPFD, 10) : -1;
+    const int descriptorsHigh = descriptors[1] >= 0 ? ::fcntl(descriptors[1], F_DUPFD, 10) : -1;
+    if (payloadHigh >= 0)
+      ::dup2(payloadHigh, 3);
+    if (descriptorsHigh >= 0)
+      ::dup2(descriptorsHigh, 4);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (sandbox) {
       // Its parent is outside its PID namespace (getppid() is 0): msld died
@@ -323,8 +346,9 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     if (sandbox) {
       if (!sandbox->enter(2))
         ::_exit(125);
-      // Nothing of msld's leaks in (but the payload region, fd 3).
-      ::syscall(SYS_close_range, sharedFd >= 0 ? 4u : 3u, ~0u, 0u);
+      // Nothing of msld's leaks in (but the payload region, fd 3, and the
+      // descriptor socket, fd 4).
+      ::syscall(SYS_close_range, descriptors[1] >= 0 ? 5u : sharedFd >= 0 ? 4u : 3u, ~0u, 0u);
       ::execve(path, argv.data(), envp.data());
       ::_exit(127);
     }
@@ -338,7 +362,11 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::close(sharedFd);
     sharedFd = -1;
   }
+  if (descriptors[1] >= 0)
+    ::close(descriptors[1]);
   if (pid < 0) {
+    if (descriptors[0] >= 0)
+      ::close(descriptors[0]);
     ::close(in[1]);
     ::close(out[0]);
     ::close(err[0]);
@@ -356,7 +384,7 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
   // worker's seccomp filter may refuse it.
   for (int fd : {in[1], out[0]})
     (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-  w = Worker{pid, in[1], out[0], err[0], shared};
+  w = Worker{pid, in[1], out[0], err[0], shared, descriptors[0]};
   return true;
 }
 
@@ -415,6 +443,9 @@ void closeAll(int &a, int &b, int &c) {
 // A retired worker's pipes and payload region.
 void WorkerPool::closeWorker(Worker &w) {
   closeAll(w.toWorker, w.fromWorker, w.errWorker);
+  if (w.descriptors >= 0)
+    ::close(w.descriptors);
+  w.descriptors = -1;
   if (w.shared)
     ::munmap(w.shared.data, w.shared.size);
   w.shared = {};
@@ -455,19 +486,21 @@ std::string WorkerPool::reap(Worker &w, int *exitStatus) {
 WorkerPool::Outcome WorkerPool::run(const google::protobuf::MessageLite &request,
                                     google::protobuf::MessageLite &response, const CancelFlag *cancel,
                                     std::chrono::milliseconds timeout) {
-  return runFramed(&request, nullptr, nullptr, response, cancel, timeout, nullptr);
+  return runFramed(&request, nullptr, nullptr, response, cancel, timeout, nullptr, {});
 }
 
 WorkerPool::Outcome WorkerPool::run(google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
                                     const SplitFraming &framing, const CancelFlag *cancel,
-                                    std::chrono::milliseconds timeout, const StartNote *startNote) {
-  return runFramed(nullptr, &request, &framing, response, cancel, timeout, startNote);
+                                    std::chrono::milliseconds timeout, const StartNote *startNote,
+                                    const std::vector<int> &descriptors) {
+  return runFramed(nullptr, &request, &framing, response, cancel, timeout, startNote, descriptors);
 }
 
 WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *plain,
                                           google::protobuf::MessageLite *split, const SplitFraming *framing,
                                           google::protobuf::MessageLite &response, const CancelFlag *cancel,
-                                          std::chrono::milliseconds timeout, const StartNote *startNote) {
+                                          std::chrono::milliseconds timeout, const StartNote *startNote,
+                                          const std::vector<int> &descriptors) {
   Worker w;
   {
     std::unique_lock lock(mu_);
@@ -496,7 +529,12 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
   };
 
   Io io = Io::Failed;
-  if (plain) {
+  // The descriptors first: the worker takes them when the request names
+  // them. Its socket is empty between runs, so one message always fits
+  // (failing that, the worker is replaced as one that failed).
+  const bool descriptorsSent =
+      descriptors.empty() || (w.descriptors >= 0 && sendDescriptors(w.descriptors, descriptors));
+  if (descriptorsSent && plain) {
     std::string frame;
     if (size_t n = plain->ByteSizeLong(); n <= kMaxWorkerMessageBytes) {
       // One buffer for the prefix and the message: no second copy.
@@ -506,8 +544,7 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
       if (plain->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t *>(frame.data() + 4)))
         io = writeAll(w.toWorker, frame.data(), frame.size(), wait);
     }
-  } else {
-    // The head, then each payload from where it lies.
+  } else if (descriptorsSent) {
     // The head, then the payloads not in the worker's payload region.
     std::string head;
     std::vector<std::string *> payloads;

@@ -70,6 +70,10 @@ struct WorkerPoolOptions {
   /// fit. 0 (the default, compile workers): none. Its pages stay resident
   /// once touched, up to this size per worker.
   uint64_t sharedPayloadBytes = 0;
+  /// Give each worker a descriptor socket (`--descriptor-fd 4`,
+  /// WorkerProtocol.h sendDescriptors) through which a run's descriptors
+  /// go (run's `descriptors`). Off by default (compile workers).
+  bool descriptorSocket = false;
   /// Run the workers in a sandbox (Sandbox.h) on top of the rlimits. Off by
   /// default; msld turns it on for compile and execution workers
   /// (--sandbox), never for CUDA workers (they need /dev/nvidia*).
@@ -122,9 +126,12 @@ public:
     std::chrono::milliseconds beforeStart{0};
     bool (*isStartNote)(const google::protobuf::MessageLite &response) = nullptr;
   };
+  /// `descriptors` (options().descriptorSocket) go to the worker right
+  /// before the request, over its descriptor socket (msld keeps its own).
   Outcome run(google::protobuf::MessageLite &request, google::protobuf::MessageLite &response,
               const SplitFraming &framing, const CancelFlag *cancel = nullptr,
-              std::chrono::milliseconds timeout = {}, const StartNote *startNote = nullptr);
+              std::chrono::milliseconds timeout = {}, const StartNote *startNote = nullptr,
+              const std::vector<int> &descriptors = {});
   const WorkerPoolOptions &options() const { return options_; }
   /// Whether the workers run in the sandbox (options().sandbox.enabled and
   /// the worker could be sandboxed).
@@ -144,6 +151,7 @@ private:
     int fromWorker = -1; // its stdout
     int errWorker = -1;  // its stderr
     SharedPayloads shared; // msld's mapping of its payload region, if any
+    int descriptors = -1;  // msld's end of its descriptor socket, if any
   };
   class Spawner;
   explicit WorkerPool(WorkerPoolOptions options);
@@ -156,7 +164,8 @@ private:
   std::string killAndReap(Worker &w);
   Outcome runFramed(const google::protobuf::MessageLite *plain, google::protobuf::MessageLite *split,
                     const SplitFraming *framing, google::protobuf::MessageLite &response,
-                    const CancelFlag *cancel, std::chrono::milliseconds timeout, const StartNote *startNote);
+                    const CancelFlag *cancel, std::chrono::milliseconds timeout, const StartNote *startNote,
+                    const std::vector<int> &descriptors);
   /// Reaps a worker that closed its pipe (it is dead or dying), killing it
   /// if it has not exited at once; says how it ended.
   std::string reap(Worker &w, int *exitStatus = nullptr);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,6 +111,78 @@ bool mapSharedPayloads(int fd, SharedPayloads &region) {
     return false;
   region = {static_cast<char *>(p), size_t(st.st_size)};
   return true;
+}
+
+bool parseWorkerChannels(int argc, char **argv, int first, WorkerChannels &channels) {
+  for (int i = first; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc)
+      return false;
+    const std::string value = argv[i + 1];
+    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    if (flag == "--payload-fd")
+      channels.payloadFd = std::stoi(value);
+    else if (flag == "--descriptor-fd")
+      channels.descriptorFd = std::stoi(value);
+    else
+      return false;
+  }
+  return true;
+}
+
+bool sendDescriptors(int socket, const std::vector<int> &descriptors) {
+  if (descriptors.empty() || descriptors.size() > kMaxDescriptorsPerMessage)
+    return false;
+  char byte = 'D';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerMessage)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * descriptors.size());
+  cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * descriptors.size());
+  std::memcpy(CMSG_DATA(c), descriptors.data(), sizeof(int) * descriptors.size());
+  ssize_t n;
+  while ((n = ::sendmsg(socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR) {
+  }
+  return n == 1;
+}
+
+bool receiveDescriptors(int socket, size_t count, std::vector<int> &descriptors) {
+  descriptors.clear();
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerMessage)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n != 1)
+    return false;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < k; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        descriptors.push_back(fd);
+      }
+    }
+  if (descriptors.size() == count && !(msg.msg_flags & MSG_CTRUNC))
+    return true;
+  for (int fd : descriptors)
+    ::close(fd);
+  descriptors.clear();
+  return false;
 }
 
 bool encodeSplitHead(google::protobuf::MessageLite &message, PayloadFields fields, std::string &head,

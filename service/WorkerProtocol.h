@@ -73,6 +73,26 @@ struct SharedPayloads {
 /// False (and `region` empty) when fd is not a mappable region.
 bool mapSharedPayloads(int fd, SharedPayloads &region);
 
+/// Descriptors that go with a request (the memfds of the shared regions it
+/// reads, ExecWorkerRequest.host_regions): one SOCK_SEQPACKET message on
+/// the worker's descriptor socket, sent before the request's frame, with
+/// all of them attached. At most kMaxDescriptorsPerMessage.
+constexpr size_t kMaxDescriptorsPerMessage = 16;
+/// msld's side; never blocks (false when the socket cannot take it now).
+bool sendDescriptors(int socket, const std::vector<int> &descriptors);
+/// The worker's side: the next message, which must carry exactly `count`
+/// descriptors (close-on-exec); false (none kept) otherwise.
+bool receiveDescriptors(int socket, size_t count, std::vector<int> &descriptors);
+
+/// What msld passes an execution worker after its own arguments
+/// (WorkerPool): `[--payload-fd N] [--descriptor-fd N]`.
+struct WorkerChannels {
+  int payloadFd = -1;    // the shared payload region
+  int descriptorFd = -1; // the descriptor socket
+};
+/// Parses argv[first, argc); false on anything else.
+bool parseWorkerChannels(int argc, char **argv, int first, WorkerChannels &channels);
+
 /// A message's payload fields in a fixed order (the same on both sides).
 using PayloadFields = std::vector<std::string *> (*)(google::protobuf::MessageLite &);
 /// ExecWorkerRequest: each buffer's data, then each texture's data.

@@ -178,6 +178,111 @@ TEST_F(SharedRegionsTest, TheSocketRefusesBadAsksAndARegionGoesWithItsConnection
   EXPECT_EQ(daemon_->metric("msld_shared_regions"), 0);
 }
 
+// The worker maps a region once and keeps it (HostRegions.h): what a
+// client writes between requests must still be what the next one reads,
+// regions of two clients must stay apart (also in one request), and a
+// region opened after another closed is a region of its own.
+TEST_F(SharedRegionsTest, RegionsOfTwoClientsStayApartAndEachRequestReadsTheirLatestBytes) {
+  const uint32_t n = 256;
+  auto a = open(1 << 14), b = open(1 << 14);
+  ASSERT_TRUE(a && b);
+  std::mt19937 rng(77);
+  std::uniform_int_distribution<int> small(-50, 50); // exact in float
+  auto fill = [&](SharedRegion &r, uint64_t at) {
+    std::vector<float> v(n);
+    for (float &f : v)
+      f = float(small(rng));
+    std::memcpy(r.data() + at, v.data(), n * 4);
+    return v;
+  };
+  auto check = [&](SharedRegion &r, uint64_t at, const std::vector<float> &want, const char *what) {
+    ASSERT_EQ(std::memcmp(r.data() + at, want.data(), n * 4), 0) << what;
+  };
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    auto xa = fill(*a, 0), ya = fill(*a, 4096), xb = fill(*b, 0), yb = fill(*b, 4096);
+    ASSERT_TRUE(runner_->execute(axpy(*a, n, 0, 4096, 2).req).ok());
+    ASSERT_TRUE(runner_->execute(axpy(*b, n, 0, 4096, 3).req).ok());
+    for (uint32_t i = 0; i < n; ++i) {
+      ya[i] += 2 * xa[i];
+      yb[i] += 3 * xb[i];
+    }
+    check(*a, 4096, ya, "a's y");
+    check(*b, 4096, yb, "b's y");
+    // x from a's region, y in b's: one request, two regions.
+    KernelRequest both(kAxpy, "axpy");
+    *both.req.add_buffers()->mutable_shared() = a->range(0, n * 4);
+    *both.req.add_buffers()->mutable_shared() = b->range(8192, n * 4);
+    both.bind(0, 0);
+    both.bind(1, 1);
+    both.bytes(2, -1.0f);
+    both.threads(n);
+    both.perThreadgroup(64);
+    auto y = fill(*b, 8192);
+    auto r = runner_->execute(both.req);
+    ASSERT_TRUE(r.ok()) << msl::client::describeStatus(r.status());
+    for (uint32_t i = 0; i < n; ++i)
+      y[i] -= xa[i];
+    check(*b, 8192, y, "y in b from x in a");
+    check(*a, 4096, ya, "a's y, untouched");
+  }
+  a.reset(); // closed: a new region is not the old one
+  auto c = open(1 << 14);
+  ASSERT_TRUE(c);
+  auto x = fill(*c, 0), y = fill(*c, 4096);
+  ASSERT_TRUE(runner_->execute(axpy(*c, n, 0, 4096, 1).req).ok());
+  for (uint32_t i = 0; i < n; ++i)
+    y[i] += x[i];
+  check(*c, 4096, y, "c's y");
+}
+
+// A call whose worker writes into its region is answered once that worker
+// is stopped (ExecuteService::cancel): here the client's own deadline ends
+// a runaway kernel's call; msld stops it and serves on, and the range the
+// kernel wrote into stays as it was (nothing of a stopped kernel returns).
+TEST_F(SharedRegionsTest, ARunawayKernelsCallEndsAtItsDeadlineAndItsRegionStaysAsItWas) {
+  auto region = open(4096);
+  ASSERT_TRUE(region);
+  std::memset(region->data(), 0x11, 4096);
+  // Never ends (the atomic keeps the loop).
+  KernelRequest spin(R"(#include <metal_stdlib>
+using namespace metal;
+kernel void spin(device atomic_uint *counter [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  while (true)
+    atomic_fetch_add_explicit(counter + i, 1u, memory_order_relaxed);
+}
+)",
+                     "spin");
+  *spin.req.add_buffers()->mutable_shared() = region->range(0, 64);
+  spin.bind(0, 0);
+  spin.threads(16);
+  spin.perThreadgroup(16);
+  spin.req.set_timeout_ms(60000);
+  // Compiled and JIT-compiled first (a short deadline should end the
+  // kernel, not its compile).
+  {
+    KernelRequest warm = spin;
+    warm.req.set_timeout_ms(300);
+    auto r = runner_->execute(warm.req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().error_code(), StatusCode::DEADLINE_EXCEEDED) << msl::client::describeStatus(r.status());
+  }
+  for (size_t i = 0; i < 4096; ++i)
+    ASSERT_EQ(uint8_t(region->data()[i]), 0x11) << "byte " << i << " after msld's own time limit";
+  auto stub = msl::v1::Executor::NewStub(client_->channel());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  msl::v1::ExecuteResponse resp;
+  grpc::Status s = stub->Execute(&ctx, spin.req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  // msld stops the worker within moments and serves on.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (size_t i = 0; i < 4096; ++i)
+    ASSERT_EQ(uint8_t(region->data()[i]), 0x11) << "byte " << i << " after the client's deadline";
+  auto r = runner_->execute(axpy(*region, 16, 128, 1024, 2).req);
+  EXPECT_TRUE(r.ok()) << msl::client::describeStatus(r.status()) << "\nmsld's log:\n" << daemon_->log();
+}
+
 TEST_F(SharedRegionsTest, WithoutTheSocketASharedRangeIsRefusedSayingSo) {
   auto region = open(4096);
   ASSERT_TRUE(region);
