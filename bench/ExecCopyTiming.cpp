@@ -51,6 +51,10 @@ std::vector<CopyTransport> timeCopyTransports(const msl::client::Client &client,
     *sharedRequest.mutable_buffers(1)->mutable_shared() = region->range(input.size(), input.size());
     out.push_back({"TCP, buffers in a shared region", "shared", {}, {}});
     ways.push_back({client.channel(), msl::v1::Executor::NewStub(client.channel()), &sharedRequest});
+    if (unixClient) {
+      out.push_back({"Unix socket, buffers in a shared region", "shared_unix", {}, {}});
+      ways.push_back({unixClient->channel(), msl::v1::Executor::NewStub(unixClient->channel()), &sharedRequest});
+    }
   }
   // The wall time of the Execute call alone; the checks follow it.
   auto call = [&](const Way &way, bool wantHit, double *kernelUs) {

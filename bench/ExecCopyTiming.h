@@ -13,14 +13,14 @@ namespace msl::bench {
 
 struct CopyTransport {
   std::string name; // "TCP 127.0.0.1", "Unix socket", "TCP, buffers in a shared region"
-  std::string key;  // "tcp", "unix", "shared"
+  std::string key;  // "tcp", "unix", "shared", "shared_unix"
   std::vector<double> rpc, kernel; // microseconds per call: Execute's wall time, the kernel's dispatch_time_ns
 };
 
 // `request` runs copy_buffer with buffer 0 = `input` inline and buffer 1 its
 // output (zeros). Times it over `client` (TCP), over `unixAddress` when not
-// empty, and over TCP with both buffers in a shared region from
-// `regionsSocket` when not empty: one compiling call, 10 warm-ups each,
+// empty, and over TCP (and the Unix socket) with both buffers in a shared
+// region from `regionsSocket` when not empty: one compiling call, 10 warm-ups each,
 // then `calls` rounds. Exits (with the reason) on any failed or wrong call.
 std::vector<CopyTransport> timeCopyTransports(const msl::client::Client &client, const std::string &unixAddress,
                                               const std::string &regionsSocket, const msl::v1::ExecuteRequest &request,

@@ -643,6 +643,8 @@ struct CpuDevice::Impl {
         cache.splice(cache.end(), cache, it);
         return cache.back().second;
       }
+    if (req.module().empty() && !req.module_digest().empty())
+      return nullptr; // sent without its module: msld sends it again
     auto k = compileKernel(req.module(), req.symbol(), tpt[0] * tpt[1] * tpt[2]);
     if (!k)
       return k.takeError();
@@ -737,6 +739,11 @@ ExecWorkerResponse CpuDevice::Impl::execute(const ExecWorkerRequest &req,
   auto kernel = kernelFor(req, tpt);
   if (!kernel)
     return fail(errorText(kernel.takeError()));
+  if (!*kernel) {
+    resp.Clear();
+    resp.set_module_needed(true);
+    return resp;
+  }
   const Kernel &k = **kernel;
   std::vector<void *> args(req.slots_size(), nullptr);
   std::vector<std::pair<int, uint64_t>> threadgroupSlots; // slot, offset in the block

@@ -356,6 +356,10 @@ CudaDevice::Impl::Module *CudaDevice::Impl::moduleFor(const ExecWorkerRequest &r
   } else {
     module = nullptr; // a cubin the driver refuses (another build): link the PTX
     std::string cubin;
+    if (req.module().empty() && req.cubin().empty() && !digest.empty()) {
+      resp.set_module_needed(true); // msld sends it again, with the PTX
+      return nullptr;
+    }
     if (req.module().empty()) {
       error = "the request has no PTX";
       return nullptr;
@@ -451,6 +455,8 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   };
   std::string error;
   Impl::Module *module = s.moduleFor(req, resp, error);
+  if (!module && resp.module_needed())
+    return resp;
   if (!module)
     return fail(error);
   CUfunction function = nullptr;

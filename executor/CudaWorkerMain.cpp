@@ -140,6 +140,7 @@ int serve(const std::string &ordinalText, const msl::service::WorkerChannels &ch
       std::fflush(timing);
     }
     readStart = Clock::now();
+    msl::service::awaitNextRequest(0, msl::service::kNextRequestSpin);
   }
   return 0;
 }

@@ -145,6 +145,7 @@ int main(int argc, char **argv) {
     if (!(split ? msl::service::writeSplitMessage(1, resp, msl::service::execResponsePayloads, shared)
                 : msl::service::writeMessage(1, resp)))
       return 1;
+    msl::service::awaitNextRequest(0, msl::service::kNextRequestSpin);
   }
   return 0;
 }

@@ -129,18 +129,18 @@ run)
   MSLD_EXEC_TIMING=$b/exec-timing.txt MSLD_CUDA_WORKER_TIMING=$b/worker-timing.txt \
     "$root/bin/msl-bench-gpu-exec" --device cuda:0 \
     --source bench/gpu/copy.metal --calls "${EXEC_CALLS:-300}" --output "$b/rpc.txt"
-  # Per transport: calls alternate tcp, unix, shared after 1 + 3 x 10 warm-ups
+  # Per transport: calls alternate tcp, unix, shared, shared_unix after 1 + 4 x 10 warm-ups
   # (bench/ExecCopyTiming.cpp); the worker writes one line per call too.
   python3 - "$b/worker-timing.txt" "$b/exec-timing.txt" <<'PY' || true
 import statistics, sys
-names = ["TCP", "Unix socket", "TCP, buffers in a shared region"]
+names = ["TCP", "Unix socket", "TCP, buffers in a shared region", "Unix socket, buffers in a shared region"]
 for path, who, note in ((sys.argv[1], "msld-cuda-worker", " (read_us includes waiting for msld's next request)"),
                         (sys.argv[2], "msld (MSLD_EXEC_TIMING)", "")):
     rows = [l.split() for l in open(path)]
-    rows = [r[1:] if not r[0].endswith("_us") else r for r in rows][31:]
+    rows = [r[1:] if not r[0].endswith("_us") else r for r in rows][1 + 10 * len(names):]
     keys = rows[0][0::2]
     for t, name in enumerate(names):
-        sel = rows[t::3]
+        sel = rows[t::len(names)]
         med = {k: statistics.median(float(r[2 * i + 1]) for r in sel) for i, k in enumerate(keys)}
         print("%s, %s, median over %d calls: " % (who, name, len(sel)) +
               ", ".join("%s %.1f" % (k, v) for k, v in med.items()) + note)

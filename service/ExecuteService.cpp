@@ -6,6 +6,8 @@
 
 #include "msl/compiler/RequestChecks.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <unistd.h>
 
 namespace msl::service {
@@ -253,7 +256,7 @@ public:
   std::string client;
   std::string kernel;
   // MSLD_EXEC_TIMING: when the call came and when its job was queued.
-  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now(), queued;
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now(), compiled, queued;
   Target *target = nullptr; // the device it runs on
   CancelFlag cancel{false};
   // Its worker writes into a client's shared region: a cancel is answered
@@ -290,6 +293,7 @@ struct ExecuteService::Job {
   bool compileHit = false;
   std::chrono::milliseconds timeout{0};
   std::string cubinKey; // cuda: where the linked module is kept
+  std::shared_ptr<const CompiledKernel> kernel; // its module, put in work when the worker needs it
 };
 
 /// A device Execute can name: the cpu, or one GPU.
@@ -298,6 +302,21 @@ struct ExecuteService::Target {
   msl::v1::Device device; // as ListDevices shows it
   bool cuda = false;
   WorkerPool *workers = nullptr;
+  // Module digests this device's workers were sent (and ran): later
+  // requests go without the module, and a worker that lacks it says so
+  // (ExecWorkerResponse.module_needed). Bounded: cleared when full.
+  std::mutex modulesMu;
+  std::unordered_set<std::string> modulesSent;
+  bool hasModule(const std::string &digest) {
+    std::lock_guard lock(modulesMu);
+    return modulesSent.count(digest) > 0;
+  }
+  void noteModule(const std::string &digest) {
+    std::lock_guard lock(modulesMu);
+    if (modulesSent.size() >= 4096)
+      modulesSent.clear();
+    modulesSent.insert(digest);
+  }
   FairQueue<Job> queue;
   std::vector<std::thread> dispatchers;
   std::string compileSm;  // cuda: the SM the PTX is compiled for
@@ -547,7 +566,11 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
                               " is not in the store: compile it again or upload it"));
       return call;
     }
-    prepare(call, module.take(), k.module().hash(), reflection.take(), true);
+    auto kernel = std::make_shared<CompiledKernel>();
+    kernel->module = module.take();
+    kernel->moduleDigest = k.module().hash();
+    kernel->reflection = json::parse(reflection.take(), nullptr, /*allow_exceptions=*/false);
+    prepare(call, kernel, true);
     return call;
   }
 
@@ -563,8 +586,21 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
   compile.clear_outputs();
   compile.add_outputs(moduleKind);
   compile.add_outputs(msl::v1::REFLECTION);
+  // Run before with these very compile bytes: the kernel is in hand.
+  std::string compileKey;
+  {
+    google::protobuf::io::StringOutputStream stream(&compileKey);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    compile.SerializeToCodedStream(&coded);
+  }
+  if (auto kept = compiled_.find(compileKey)) {
+    prepare(call, kept, true);
+    return call;
+  }
   std::weak_ptr<Call> weak = call;
-  auto compileCall = compiler_.compile(compile, client, [this, weak, moduleKind](CompileReply reply) {
+  auto compileCall = compiler_.compile(compile, client, [this, weak, moduleKind,
+                                                         compileKey = std::move(compileKey)](CompileReply reply) {
     auto call = weak.lock();
     if (!call || call->answered())
       return;
@@ -577,7 +613,8 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
       call->answer(invalid("the kernel's source does not compile: " + firstErrors(r)));
       return;
     }
-    std::string module, moduleDigest, reflection;
+    auto kernel = std::make_shared<CompiledKernel>();
+    std::string reflection;
     for (const auto &a : r.artifacts()) {
       std::string bytes = a.inline_data();
       if (bytes.empty() && a.digest().size_bytes() > 0) {
@@ -589,41 +626,45 @@ std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRe
         bytes = blob.take();
       }
       if (a.kind() == moduleKind) {
-        module = std::move(bytes);
-        moduleDigest = a.digest().hash();
+        kernel->module = std::move(bytes);
+        kernel->moduleDigest = a.digest().hash();
       } else if (a.kind() == msl::v1::REFLECTION) {
         reflection = std::move(bytes);
       }
     }
-    prepare(call, std::move(module), moduleDigest, reflection, r.cache_hit());
+    kernel->reflection = json::parse(reflection, nullptr, /*allow_exceptions=*/false);
+    if (!kernel->reflection.is_discarded())
+      compiled_.keep(compileKey, kernel);
+    prepare(call, kernel, r.cache_hit());
   });
   std::lock_guard lock(call->mu);
   call->compileCall = std::move(compileCall);
   return call;
 }
 
-void ExecuteService::prepare(const std::shared_ptr<Call> &call, std::string module,
-                             const std::string &moduleDigest, const std::string &reflectionText,
+void ExecuteService::prepare(const std::shared_ptr<Call> &call, const std::shared_ptr<const CompiledKernel> &kernel,
                              bool compileHit) {
   // A CompiledKernel's reflection comes from the store, i.e. possibly from a
   // client: any shape it has must end in an error, never in a throw.
   try {
-    prepareChecked(call, std::move(module), moduleDigest, reflectionText, compileHit);
+    prepareChecked(call, kernel, compileHit);
   } catch (const std::exception &e) {
     call->answer(invalid(std::string("the kernel's reflection is malformed: ") + e.what()));
   }
 }
 
-void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::string module,
-                                    const std::string &moduleDigest, const std::string &reflectionText,
-                                    bool compileHit) {
+void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call,
+                                    const std::shared_ptr<const CompiledKernel> &kernelIn, bool compileHit) {
+  const CompiledKernel &compiled = *kernelIn;
+  call->compiled = std::chrono::steady_clock::now();
   const auto &r = call->request;
   // The request is this call's own (its bytes leave it below); `r` reads it.
   msl::v1::ExecuteRequest &owned = call->request;
   Target &target = *call->target;
   const std::string &deviceName = target.device.name();
-  json reflection = json::parse(reflectionText, nullptr, /*allow_exceptions=*/false);
-  if (reflection.is_discarded() || !reflection.contains("functions")) {
+  const json &reflection = compiled.reflection;
+  const std::string &module = compiled.module, &moduleDigest = compiled.moduleDigest;
+  if (reflection.is_discarded() || !reflection.is_object() || !reflection.contains("functions")) {
     call->answer(invalid("the kernel's reflection is not msld's reflection JSON"));
     return;
   }
@@ -937,9 +978,9 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
     CubinKey key = target.cubinKeyBase;
     key.ptxDigest = moduleDigest.empty() ? cache::Digest::of(module).hash : moduleDigest;
     job->cubinKey = cubinCacheKey(key);
-    work.set_cubin(findCubin(store_, job->cubinKey));
   }
-  work.set_module(std::move(module));
+  // The module (and cubin) go in at dispatch, only to a worker without it.
+  job->kernel = kernelIn;
   work.set_module_digest(moduleDigest);
   work.set_symbol(job->symbol);
   work.set_repeat(std::max(1u, r.repeat()));
@@ -950,7 +991,7 @@ void ExecuteService::prepareChecked(const std::shared_ptr<Call> &call, std::stri
 
   if (call->answered())
     return; // cancelled meanwhile
-  uint64_t held = bytesIn + work.module().size() + work.cubin().size();
+  uint64_t held = bytesIn + module.size();
   if (bytesInFlight_.fetch_add(held) + held > options_.maxBytesInFlight) {
     bytesInFlight_ -= held;
     call->answer(Status(StatusCode::RESOURCE_EXHAUSTED,
@@ -987,7 +1028,11 @@ void ExecuteService::cancel(const std::shared_ptr<Call> &call) {
 }
 
 void ExecuteService::dispatch(Target &target) {
-  while (std::shared_ptr<Job> job = target.queue.pop()) {
+  // A client that runs kernels in a loop sends the next one a few hundred
+  // microseconds after its answer: the dispatcher looks for it that long
+  // before it sleeps (waking a core costs tens of microseconds).
+  constexpr std::chrono::microseconds kNextJobSpin{500};
+  while (std::shared_ptr<Job> job = target.queue.pop(kNextJobSpin)) {
     auto &call = *job->call;
     if (call.answered())
       continue; // cancelled while it waited
@@ -1011,8 +1056,25 @@ void ExecuteService::dispatch(Target &target) {
     std::vector<int> regionFds;
     for (const auto &region : job->regions)
       regionFds.push_back(region->fd);
+    auto withModule = [&] {
+      job->work.set_module(job->kernel->module);
+      if (target.cuda)
+        job->work.set_cubin(findCubin(store_, job->cubinKey));
+    };
+    const std::string &digest = job->work.module_digest();
+    if (digest.empty() || !target.hasModule(digest))
+      withModule();
     WorkerPool::Outcome outcome =
         target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout, &startNote, regionFds);
+    if (outcome.kind == WorkerPool::Outcome::Kind::Ok && result.module_needed() && job->work.module().empty()) {
+      withModule(); // this worker has not seen it (replaced, or its cache dropped it): once more, with it
+      result.Clear();
+      outcome = target.workers->run(job->work, result, kFraming, &call.cancel, job->timeout, &startNote, regionFds);
+    }
+    if (outcome.kind == WorkerPool::Outcome::Kind::Ok && result.module_needed())
+      outcome = {WorkerPool::Outcome::Kind::Unavailable, "the execution worker asked for the module it was sent"};
+    else if (outcome.kind == WorkerPool::Outcome::Kind::Ok && result.error().empty() && !digest.empty())
+      target.noteModule(digest);
     const auto runEnd = std::chrono::steady_clock::now();
     const std::string what = "kernel '" + call.kernel + "' on " + target.device.name();
     if (outcome.kind == WorkerPool::Outcome::Kind::Ok && target.cuda) {
@@ -1121,11 +1183,12 @@ void ExecuteService::dispatch(Target &target) {
       const auto answered = std::chrono::steady_clock::now();
       std::fprintf(timing,
                    "exec_timing prepare_us %.1f queue_us %.1f worker_us %.1f response_us %.1f answer_us %.1f "
-                   "kernel_us %.1f jit_us %.1f total_us %.1f\n",
+                   "kernel_us %.1f jit_us %.1f total_us %.1f compile_us %.1f\n",
                    us(call.queued - call.received), us(runStart - call.queued), us(runEnd - runStart),
                    us(built - runEnd), us(answered - built),
                    result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0,
-                   outcome.started ? us(outcome.untilStart) : us(runEnd - runStart), us(answered - call.received));
+                   outcome.started ? us(outcome.untilStart) : us(runEnd - runStart), us(answered - call.received),
+                   us(call.compiled - call.received));
       std::fflush(timing);
     }
   }

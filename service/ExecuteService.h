@@ -11,6 +11,7 @@
 #pragma once
 
 #include "CompileService.h"
+#include "CompiledKernels.h"
 #include "CubinCache.h"
 #include "CudaDevices.h"
 #include "FairQueue.h"
@@ -100,10 +101,10 @@ private:
   grpc::Status checkRequest(const msl::v1::ExecuteRequest &request, Target *&target) const;
   grpc::Status findTarget(const std::string &device, Target *&target) const;
   /// Reflection + module in hand: check the bindings and build the job.
-  void prepare(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
-               const std::string &reflection, bool compileHit);
-  void prepareChecked(const std::shared_ptr<Call> &call, std::string module, const std::string &moduleDigest,
-                      const std::string &reflection, bool compileHit);
+  void prepare(const std::shared_ptr<Call> &call, const std::shared_ptr<const CompiledKernel> &kernel,
+               bool compileHit);
+  void prepareChecked(const std::shared_ptr<Call> &call, const std::shared_ptr<const CompiledKernel> &kernel,
+                      bool compileHit);
   void dispatch(Target &target);
   msl::v1::Device cpuDevice() const;
 
@@ -113,6 +114,7 @@ private:
   ExecuteServiceOptions options_;
   CudaDevices *cuda_;
   const SharedRegions *sharedRegions_ = nullptr;
+  CompiledKernels compiled_; // kernels named by a compile, kept by it
   /// Each device with its own queue and dispatchers, so a busy device never
   /// delays another's executions.
   std::vector<std::unique_ptr<Target>> targets_;

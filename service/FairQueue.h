@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <thread>
 #include <deque>
 #include <list>
 #include <map>
@@ -46,9 +48,18 @@ public:
   }
 
   /// The next item, round-robin over clients; blocks until there is one.
-  /// Null once closed.
-  std::shared_ptr<T> pop() {
+  /// Null once closed. For the first `spin` it looks again and again
+  /// instead of sleeping (an item pushed meanwhile is taken without waking
+  /// a sleeping core).
+  std::shared_ptr<T> pop(std::chrono::microseconds spin = {}) {
     std::unique_lock lock(mu_);
+    if (spin.count() > 0)
+      for (const auto until = std::chrono::steady_clock::now() + spin;
+           !closed_ && size_ == 0 && std::chrono::steady_clock::now() < until;) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
     ready_.wait(lock, [&] { return closed_ || size_ > 0; });
     if (closed_)
       return nullptr;

@@ -690,6 +690,12 @@ int scrubStore(const ServerOptions &options, std::ostream &out) {
 // The payload region of an execution or CUDA worker (WorkerProtocol.h).
 constexpr uint64_t kDefaultSharedPayloadBytes = 64ull << 20;
 
+// How long msld polls an execution worker's pipe before it sleeps
+// (WorkerPoolOptions::spinBeforeBlocking): a cached kernel's worker answers
+// within ~100 us, and a core woken from idle costs tens of microseconds per
+// wake-up, several per call.
+constexpr std::chrono::microseconds kExecutionSpin{250};
+
 WorkerPoolOptions defaultExecWorkers() {
   WorkerPoolOptions o;
   o.workers = 1;
@@ -699,6 +705,7 @@ WorkerPoolOptions defaultExecWorkers() {
   o.maxResponseBytes = 512u << 20;
   o.sharedPayloadBytes = kDefaultSharedPayloadBytes;
   o.descriptorSocket = true; // clients' shared regions go to the worker
+  o.spinBeforeBlocking = kExecutionSpin;
   o.role = "execution";
   return o;
 }
@@ -712,6 +719,7 @@ CudaDevicesOptions defaultCudaDevices() {
   o.workers.startTimeout = std::chrono::milliseconds(60000); // a context takes a moment
   o.workers.sharedPayloadBytes = kDefaultSharedPayloadBytes; // as the cpu's: one flag sets both
   o.workers.descriptorSocket = true;
+  o.workers.spinBeforeBlocking = kExecutionSpin;
   return o;
 }
 

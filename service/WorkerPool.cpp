@@ -32,20 +32,25 @@ enum class Io { Done, Eof, TimedOut, Cancelled, TooLarge, Failed, Protocol };
 constexpr std::chrono::milliseconds kCancelPoll{20};
 
 // Waits until `fd` is ready for `events`, draining the worker's stderr
-// meanwhile, or until `deadline` passes or `cancel` is set.
+// meanwhile, or until `deadline` passes or `cancel` is set. For the first
+// `spin` it polls without sleeping: a core woken from idle costs tens of
+// microseconds, more than a fast worker takes to answer.
 template <typename DrainFn>
 Io waitFor(int fd, short events, int errFd, Clock::time_point deadline, const CancelFlag *cancel,
-           DrainFn &&drain) {
+           std::chrono::microseconds spin, DrainFn &&drain) {
+  const auto spinUntil = spin.count() > 0 ? Clock::now() + spin : Clock::time_point{};
   for (;;) {
     if (cancel && cancel->load())
       return Io::Cancelled;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto now = Clock::now();
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
     if (left.count() <= 0)
       return Io::TimedOut;
     if (cancel)
       left = std::min(left, kCancelPoll);
+    const bool spinning = now < spinUntil;
     pollfd p[2] = {{fd, events, 0}, {errFd, POLLIN, 0}};
-    int n = ::poll(p, errFd >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), 1 << 30)));
+    int n = ::poll(p, errFd >= 0 ? 2 : 1, spinning ? 0 : int(std::min<int64_t>(left.count(), 1 << 30)));
     if (n < 0 && errno != EINTR)
       return Io::Failed;
     if (n <= 0)
@@ -212,7 +217,7 @@ bool WorkerPool::spawn(Worker &w, std::string &error) {
   uint32_t size = 0;
   const auto deadline = Clock::now() + options_.startTimeout;
   Io io = readFrame(w.fromWorker, body, 1 << 20, size, [&](int fd, short events) {
-    return waitFor(fd, events, w.errWorker, deadline, nullptr,
+    return waitFor(fd, events, w.errWorker, deadline, nullptr, std::chrono::microseconds(0),
                    [&] { drainStderr(w, kept, dropped); });
   });
   bool said = io == Io::Done && hello.ParseFromString(body);
@@ -323,9 +328,10 @@ bool WorkerPool::spawnHere(Worker &w, std::string &error) {
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     // The payload region as 3 and the descriptor socket as 4, by way of
-    // new numbers (either may be 3 or 4 already; dup2 clears close-on-exec).
-    const int payloadHigh = sharedFd >= 0 ? ::fcntl(sharedFd, F_DUPFD, 10) : -1;
-    const int descriptorsHigh = descriptors[1] >= 0 ? ::fcntl(descriptors[1], F_DUPFD, 10) : -1;
+    // new numbers (either may be 3 or 4 already; dup2 clears close-on-exec
+    // on 3 and 4, the new numbers close at exec).
+    const int payloadHigh = sharedFd >= 0 ? ::fcntl(sharedFd, F_DUPFD_CLOEXEC, 10) : -1;
+    const int descriptorsHigh = descriptors[1] >= 0 ? ::fcntl(descriptors[1], F_DUPFD_CLOEXEC, 10) : -1;
     if (payloadHigh >= 0)
       ::dup2(payloadHigh, 3);
     if (descriptorsHigh >= 0)
@@ -525,7 +531,8 @@ WorkerPool::Outcome WorkerPool::runFramed(const google::protobuf::MessageLite *p
   const auto runStart = Clock::now();
   auto deadline = runStart + (startNote ? startNote->beforeStart : timeout);
   auto wait = [&](int fd, short events) {
-    return waitFor(fd, events, w.errWorker, deadline, cancel, [&] { drainStderr(w, kept, dropped); });
+    return waitFor(fd, events, w.errWorker, deadline, cancel, options_.spinBeforeBlocking,
+                   [&] { drainStderr(w, kept, dropped); });
   };
 
   Io io = Io::Failed;

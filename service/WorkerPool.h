@@ -74,6 +74,12 @@ struct WorkerPoolOptions {
   /// WorkerProtocol.h sendDescriptors) through which a run's descriptors
   /// go (run's `descriptors`). Off by default (compile workers).
   bool descriptorSocket = false;
+  /// How long a wait on a worker polls without sleeping before it blocks
+  /// (each wait of a run: the request's transfer, the start note, the
+  /// answer). 0 (the default): none. Execution pools spin a little: their
+  /// answers come within microseconds, and waking a sleeping core costs
+  /// tens of them.
+  std::chrono::microseconds spinBeforeBlocking{0};
   /// Run the workers in a sandbox (Sandbox.h) on top of the rlimits. Off by
   /// default; msld turns it on for compile and execution workers
   /// (--sandbox), never for CUDA workers (they need /dev/nvidia*).

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -111,6 +112,13 @@ bool mapSharedPayloads(int fd, SharedPayloads &region) {
     return false;
   region = {static_cast<char *>(p), size_t(st.st_size)};
   return true;
+}
+
+void awaitNextRequest(int fd, std::chrono::microseconds spin) {
+  const auto until = std::chrono::steady_clock::now() + spin;
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, 0) == 0 && std::chrono::steady_clock::now() < until) {
+  }
 }
 
 bool parseWorkerChannels(int argc, char **argv, int first, WorkerChannels &channels) {

@@ -27,6 +27,7 @@
 
 #include <google/protobuf/message_lite.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,6 +93,13 @@ struct WorkerChannels {
 };
 /// Parses argv[first, argc); false on anything else.
 bool parseWorkerChannels(int argc, char **argv, int first, WorkerChannels &channels);
+
+/// A worker's wait for its next request: polls `fd` without sleeping for
+/// up to `spin` (a request that follows its answer at once is read without
+/// waking a sleeping core), then returns; the blocking read follows.
+void awaitNextRequest(int fd, std::chrono::microseconds spin);
+/// How long an execution worker spins so after each answer.
+constexpr std::chrono::microseconds kNextRequestSpin{1000};
 
 /// A message's payload fields in a fixed order (the same on both sides).
 using PayloadFields = std::vector<std::string *> (*)(google::protobuf::MessageLite &);

@@ -18,6 +18,9 @@
 
 #include "msl/client/Client.h"
 #include "msl/client/MslcRun.h"
+#include "msl/v1/execute.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -144,6 +147,29 @@ int main(int argc, char **argv) {
     if (o)
       o << prefix << "calls " << calls << "\n" << prefix << "rpc_p50_us " << p50 << "\n" << prefix << "rpc_p99_us "
         << p99 << "\n" << prefix << "kernel_p50_us " << k50 << "\n";
+  }
+  // gRPC's own floor beside it: a call that does next to nothing
+  // (ListDevices answers from what msld probed at start), per channel.
+  {
+    std::vector<std::pair<std::string, std::shared_ptr<grpc::Channel>>> channels{{"TCP 127.0.0.1", client.channel()}};
+    if (!daemon.unixAddress().empty())
+      channels.push_back({"Unix socket", grpc::CreateChannel(daemon.unixAddress(), grpc::InsecureChannelCredentials())});
+    for (auto &[name, channel] : channels) {
+      auto stub = msl::v1::Executor::NewStub(channel);
+      std::vector<double> us;
+      for (int i = 0; i < calls + 20; ++i) {
+        grpc::ClientContext ctx;
+        msl::v1::ListDevicesRequest q;
+        msl::v1::ListDevicesResponse a;
+        auto t0 = std::chrono::steady_clock::now();
+        grpc::Status st = stub->ListDevices(&ctx, q, &a);
+        const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (!st.ok()) die("ListDevices: " + msl::client::describeStatus(st));
+        if (i >= 20) us.push_back(t);
+      }
+      std::printf("msl-bench-gpu-exec: ListDevices (gRPC's floor) over %s, %d calls: p50 %.1f us, p99 %.1f us\n",
+                  name.c_str(), calls, msl::bench::percentile(us, .5), msl::bench::percentile(us, .99));
+    }
   }
   if (daemon.pid() > 0) daemon.stop();
   return 0;

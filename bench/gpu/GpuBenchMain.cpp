@@ -682,9 +682,11 @@ int main(int argc, char **argv) {
     std::printf("| direct driver API, buffers allocated once | %.1f us | %.1f us |\n", median(noAlloc),
                 median(kernelB));
     // msl-bench-gpu-exec's keys: TCP unprefixed, the Unix socket "unix_",
-    // TCP with the buffers in a shared region "shared_".
+    // TCP and the Unix socket with the buffers in a shared region "shared_",
+    // "shared_unix_".
     const std::pair<const char *, const char *> transports[] = {
-        {"", "TCP loopback"}, {"unix_", "Unix socket"}, {"shared_", "TCP, buffers in a shared region"}};
+        {"", "TCP loopback"}, {"unix_", "Unix socket"}, {"shared_", "TCP, buffers in a shared region"},
+        {"shared_unix_", "Unix socket, buffers in a shared region"}};
     auto at = [&](const char *prefix, const char *k) { return rpc[std::string(prefix) + k]; };
     for (auto [prefix, over] : transports)
       if (rpc.count(std::string(prefix) + "rpc_p50_us"))

@@ -387,6 +387,12 @@ TEST_F(ExecuteKernelsTest, FunctionConstantsSpecializeTheKernel) {
   ASSERT_TRUE(run(request(true), again));
   expectOutput(again, 2, true);
   EXPECT_TRUE(again.compile_cache_hit());
+  // Both kept now (CompiledKernels.h), each under its own constants.
+  ASSERT_TRUE(run(request(false), without));
+  expectOutput(without, 1, false);
+  EXPECT_TRUE(without.compile_cache_hit());
+  ASSERT_TRUE(run(request(true), again));
+  expectOutput(again, 2, true);
 }
 
 TEST_F(ExecuteKernelsTest, HalfAndBfloatRoundToNearestEven) {

@@ -525,6 +525,10 @@ TEST_F(ExecuteTest, AJitPastTheJitTimeLimitIsDeadlineExceededNamingTheJit) {
 TEST_F(ExecuteTest, OutOfBoundsWriteIsAbortedAndTheDaemonServesOn) {
   REQUIRE_EXEC_WORKER();
   start();
+  // saxpy once before the fault: msld then sends it without its module,
+  // which the replacement worker has not seen (module_needed, and again
+  // with it).
+  expectServesOn();
   fs::path project = dir_ / "project";
   writeBytes(project / "oob.metal", kOutOfBounds);
   MslcResult r = mslcRun({"oob.metal", "--kernel", "write_far", "--grid", "4", "--threadgroup", "4", "--buffer",
