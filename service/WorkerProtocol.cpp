@@ -139,16 +139,31 @@ bool parseWorkerChannels(int argc, char **argv, int first, WorkerChannels &chann
   return true;
 }
 
-bool sendDescriptors(int socket, const std::vector<int> &descriptors) {
-  if (descriptors.empty() || descriptors.size() > kMaxDescriptorsPerMessage)
-    return false;
+namespace {
+
+// A descriptor message: one byte, and room for the descriptors.
+struct DescriptorMessage {
   char byte = 'D';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerMessage)] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
+  DescriptorMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  DescriptorMessage(const DescriptorMessage &) = delete;
+  DescriptorMessage &operator=(const DescriptorMessage &) = delete;
+};
+
+} // namespace
+
+bool sendDescriptors(int socket, const std::vector<int> &descriptors) {
+  if (descriptors.empty() || descriptors.size() > kMaxDescriptorsPerMessage)
+    return false;
+  DescriptorMessage m;
+  msghdr &msg = m.msg;
   msg.msg_controllen = CMSG_SPACE(sizeof(int) * descriptors.size());
   cmsghdr *c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
@@ -163,14 +178,8 @@ bool sendDescriptors(int socket, const std::vector<int> &descriptors) {
 
 bool receiveDescriptors(int socket, size_t count, std::vector<int> &descriptors) {
   descriptors.clear();
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerMessage)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  DescriptorMessage m;
+  msghdr &msg = m.msg;
   ssize_t n;
   while ((n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
