@@ -270,6 +270,7 @@ kernel void spin(device atomic_uint *counter [[buffer(0)]], uint i [[thread_posi
   for (size_t i = 0; i < 4096; ++i)
     ASSERT_EQ(uint8_t(region->data()[i]), 0x11) << "byte " << i << " after msld's own time limit";
   auto stub = msl::v1::Executor::NewStub(client_->channel());
+  spin.req.set_device(runner_->recording() ? "cpu" : runner_->device()); // as runner_->execute would
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   msl::v1::ExecuteResponse resp;
