@@ -54,6 +54,7 @@ struct Args {
   std::string examples = MSLD_SOURCE_DIR "/examples";
   std::string msld; // default: beside /proc/self/exe
   std::vector<std::string> msldArgs; // --msld-arg, appended to msld's flags
+  std::string callLog; // --exec-call-log: the Execute calls' times (scripts/exec-stages.py)
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -76,10 +77,12 @@ Args parseArgs(int argc, char **argv) {
     else if (s == "--examples") a.examples = next();
     else if (s == "--msld") a.msld = next();
     else if (s == "--msld-arg") a.msldArgs.push_back(next());
+    else if (s == "--exec-call-log") a.callLog = next();
     else if (s == "-h" || s == "--help") {
       std::cout << "usage: msl-bench [--hot-calls N (200)] [--cold-runs N (15)]\n"
                    "                 [--compile-workers N (2)] [--exec-calls N (100)]\n"
-                   "                 [--examples DIR] [--msld PATH] [--msld-arg FLAG]...\n";
+                   "                 [--examples DIR] [--msld PATH] [--msld-arg FLAG]...\n"
+                   "                 [--exec-call-log FILE]\n";
       std::exit(0);
     } else {
       die("unknown argument '" + s + "' (see --help)");
@@ -314,8 +317,11 @@ int main(int argc, char **argv) {
 
     // The same calls over TCP loopback, msld's Unix socket and TCP with the
     // buffers in a shared region, alternated call by call.
+    std::vector<msl::bench::CopyCall> calls;
     auto transports = msl::bench::timeCopyTransports(client, daemon.unixAddress(), daemon.sharedRegionsSocket(), req,
-                                                     input, args.execCalls);
+                                                     input, args.execCalls, &calls);
+    if (!args.callLog.empty())
+      msl::bench::writeCallLog(args.callLog, calls);
     double tcp50 = 0;
     for (auto &t : transports) {
       double rpc50 = percentile(t.rpc, .5), kernel50 = percentile(t.kernel, .5);

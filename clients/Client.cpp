@@ -1,5 +1,7 @@
 #include "msl/client/Client.h"
 
+#include "LocalChannel.h"
+
 #include "msl/cache/Digest.h"
 
 #include <algorithm>
@@ -189,6 +191,7 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
   cas_ = msl::v1::ContentAddressableStorage::NewStub(channel_);
   compiler_ = msl::v1::Compiler::NewStub(channel_);
   executor_ = msl::v1::Executor::NewStub(channel_);
+  if (!options_.local_socket.empty()) local_ = std::make_shared<LocalChannel>(options_.local_socket);
 }
 
 void Client::prepare(grpc::ClientContext& context) const {
@@ -544,12 +547,42 @@ Result<msl::v1::ListDevicesResponse> Client::listDevices() const {
   return resp;
 }
 
+namespace {
+
+// A unary Execute whose caller polls its own completion queue (gRPC does the
+// transport's reading on the polling thread) until `budget` has passed, then
+// waits for it asleep.
+grpc::Status executePolling(msl::v1::Executor::Stub& stub, grpc::ClientContext& ctx,
+                            const msl::v1::ExecuteRequest& request, msl::v1::ExecuteResponse* response,
+                            std::chrono::microseconds budget) {
+  grpc::CompletionQueue cq;
+  grpc::Status status;
+  auto call = stub.AsyncExecute(&ctx, request, &cq);
+  call->Finish(response, &status, &status);
+  const auto spinUntil = std::chrono::steady_clock::now() + budget;
+  void* tag = nullptr;
+  bool ok = false;
+  for (;;) {
+    const bool spinning = std::chrono::steady_clock::now() < spinUntil;
+    const gpr_timespec deadline = spinning ? gpr_time_0(GPR_CLOCK_MONOTONIC) : gpr_inf_future(GPR_CLOCK_MONOTONIC);
+    if (cq.AsyncNext(&tag, &ok, deadline) == grpc::CompletionQueue::GOT_EVENT) break;
+  }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
+}
+
+}  // namespace
+
 Result<msl::v1::ExecuteResponse> Client::execute(const msl::v1::ExecuteRequest& request) const {
   msl::v1::ExecuteResponse resp;
   {
     grpc::ClientContext ctx;
     prepare(ctx);
-    grpc::Status s = executor_->Execute(&ctx, request, &resp);
+    grpc::Status s = local_                           ? local_->execute(request, &resp, options_)
+                     : options_.busy_poll.count() > 0 ? executePolling(*executor_, ctx, request, &resp, options_.busy_poll)
+                                                      : executor_->Execute(&ctx, request, &resp);
     if (!s.ok()) return s;
   }
   // Results that came by digest (buffers, then textures), fetched inline.

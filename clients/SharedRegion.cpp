@@ -3,6 +3,8 @@
 // the memfd it sends.
 #include "msl/client/SharedRegion.h"
 
+#include "UnixSocket.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -22,32 +24,14 @@ grpc::Status failed(grpc::StatusCode code, const std::string& socket_path, const
   return grpc::Status(code, "shared region from " + socket_path + ": " + why);
 }
 
-// Waits for `fd` to be readable until `deadline`; false on timeout.
-bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    int n = ::poll(&p, 1, int(left.count()));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SharedRegion>> SharedRegion::open(const std::string& socket_path, uint64_t size,
                                                          std::chrono::milliseconds timeout) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path)
-    return failed(grpc::StatusCode::INVALID_ARGUMENT, socket_path, "not a Unix socket path");
-  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
   std::unique_ptr<SharedRegion> region(new SharedRegion());
-  region->connection_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (region->connection_ < 0 ||
-      ::connect(region->connection_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return failed(grpc::StatusCode::UNAVAILABLE, socket_path, std::string("cannot connect: ") + std::strerror(errno));
+  grpc::Status error;
+  region->connection_ = connectUnixSocket(socket_path, false, &error);
+  if (region->connection_ < 0) return failed(error.error_code(), socket_path, error.error_message());
   char request[16] = {'M', 'S', 'L', 'D', 'S', 'H', 'M', '1'};
   for (int i = 0; i < 8; ++i) request[8 + i] = char(uint8_t(size >> (8 * i)));
   if (::send(region->connection_, request, sizeof request, MSG_NOSIGNAL) != ssize_t(sizeof request))
@@ -58,7 +42,7 @@ Result<std::unique_ptr<SharedRegion>> SharedRegion::open(const std::string& sock
   std::string line;
   int memfd = -1;
   while (line.find('\n') == std::string::npos && line.size() < 512) {
-    if (!waitReadable(region->connection_, deadline)) {
+    if (!waitForSocket(region->connection_, false, deadline)) {
       if (memfd >= 0) ::close(memfd);
       return failed(grpc::StatusCode::DEADLINE_EXCEEDED, socket_path, "no answer");
     }

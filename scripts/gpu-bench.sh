@@ -125,26 +125,12 @@ run)
   echo "== msl-bench-gpu-exec (msld --exec-workers 0 on cuda:0)"
   # The CUDA worker's own share of each call (CudaWorkerMain.cpp).
   # And msld's (ExecuteService.cpp, MSLD_EXEC_TIMING): every transport's calls.
-  rm -f "$b/worker-timing.txt" "$b/exec-timing.txt"
+  rm -f "$b/worker-timing.txt" "$b/exec-timing.txt" "$b/calls.txt"
   MSLD_EXEC_TIMING=$b/exec-timing.txt MSLD_CUDA_WORKER_TIMING=$b/worker-timing.txt \
     "$root/bin/msl-bench-gpu-exec" --device cuda:0 \
-    --source bench/gpu/copy.metal --calls "${EXEC_CALLS:-300}" --output "$b/rpc.txt"
-  # Per transport: calls alternate tcp, unix, shared, shared_unix after 1 + 4 x 10 warm-ups
-  # (bench/ExecCopyTiming.cpp); the worker writes one line per call too.
-  python3 - "$b/worker-timing.txt" "$b/exec-timing.txt" <<'PY' || true
-import statistics, sys
-names = ["TCP", "Unix socket", "TCP, buffers in a shared region", "Unix socket, buffers in a shared region"]
-for path, who, note in ((sys.argv[1], "msld-cuda-worker", " (read_us includes waiting for msld's next request)"),
-                        (sys.argv[2], "msld (MSLD_EXEC_TIMING)", "")):
-    rows = [l.split() for l in open(path)]
-    rows = [r[1:] if not r[0].endswith("_us") else r for r in rows][1 + 10 * len(names):]
-    keys = rows[0][0::2]
-    for t, name in enumerate(names):
-        sel = rows[t::len(names)]
-        med = {k: statistics.median(float(r[2 * i + 1]) for r in sel) for i, k in enumerate(keys)}
-        print("%s, %s, median over %d calls: " % (who, name, len(sel)) +
-              ", ".join("%s %.1f" % (k, v) for k, v in med.items()) + note)
-PY
+    --source bench/gpu/copy.metal --calls "${EXEC_CALLS:-300}" --output "$b/rpc.txt" --call-log "$b/calls.txt"
+  cp "$b/exec-timing.txt" "$b/worker-timing.txt" "$b/calls.txt" "$o/" || true
+  python3 scripts/exec-stages.py "$b/calls.txt" "$b/exec-timing.txt" "$b/worker-timing.txt" || true
   echo "== msl-bench-gpu"
   "$b/msl-bench-gpu" --ptx "$b/kernels.ptx" --cubin "$b/kernels.cubin" --cubin-restrict "$b/kernels-restrict.cubin" \
     --cubin-scalar-ptr "$b/kernels-scalar-ptr.cubin" --cubin-msld-ptxas "$b/kernels-msld.cubin" \

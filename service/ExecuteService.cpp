@@ -255,8 +255,9 @@ public:
   msl::v1::ExecuteRequest request;
   std::string client;
   std::string kernel;
-  // MSLD_EXEC_TIMING: when the call came and when its job was queued.
-  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now(), compiled, queued;
+  // MSLD_EXEC_TIMING: when the RPC reached msld, when the call came and
+  // when its job was queued.
+  std::chrono::steady_clock::time_point arrived, received = std::chrono::steady_clock::now(), compiled, queued;
   Target *target = nullptr; // the device it runs on
   CancelFlag cancel{false};
   // Its worker writes into a client's shared region: a cancel is answered
@@ -539,8 +540,10 @@ Status ExecuteService::checkRequest(const msl::v1::ExecuteRequest &r, Target *&t
 }
 
 std::shared_ptr<ExecuteService::Call> ExecuteService::execute(msl::v1::ExecuteRequest requestIn,
-                                                              const std::string &client, Done done) {
+                                                              const std::string &client, Done done,
+                                                              std::chrono::steady_clock::time_point arrived) {
   auto call = std::make_shared<Call>(std::move(done));
+  call->arrived = arrived;
   if (Status s = checkRequest(requestIn, call->target); !s.ok()) {
     call->answer(s);
     return call;
@@ -1180,15 +1183,23 @@ void ExecuteService::dispatch(Target &target) {
     call.answer(status, status.ok() ? std::move(response) : msl::v1::ExecuteResponse());
     if (FILE *timing = execTimingFile()) {
       auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
+      // Absolute (CLOCK_MONOTONIC, shared by the host's processes): a client
+      // on this host lines its own send and receive times up with them.
+      auto ns = [](auto t) {
+        return static_cast<long long>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+      };
       const auto answered = std::chrono::steady_clock::now();
       std::fprintf(timing,
                    "exec_timing prepare_us %.1f queue_us %.1f worker_us %.1f response_us %.1f answer_us %.1f "
-                   "kernel_us %.1f jit_us %.1f total_us %.1f compile_us %.1f\n",
+                   "kernel_us %.1f jit_us %.1f total_us %.1f compile_us %.1f arrival_us %.1f arrived_at_ns %lld "
+                   "answered_at_ns %lld\n",
                    us(call.queued - call.received), us(runStart - call.queued), us(runEnd - runStart),
                    us(built - runEnd), us(answered - built),
                    result.dispatch_time_ns_size() ? double(result.dispatch_time_ns(0)) / 1000 : 0.0,
                    outcome.started ? us(outcome.untilStart) : us(runEnd - runStart), us(answered - call.received),
-                   us(call.compiled - call.received));
+                   us(call.compiled - call.received), us(call.received - call.arrived),
+                   ns(call.arrived), ns(answered));
       std::fflush(timing);
     }
   }

@@ -87,7 +87,9 @@ public:
 
   grpc::Status listDevices(const msl::v1::ListDevicesRequest &request, msl::v1::ListDevicesResponse &response);
   /// Answers through `done` exactly once, now or from a dispatcher.
-  std::shared_ptr<Call> execute(msl::v1::ExecuteRequest request, const std::string &client, Done done);
+  /// `arrived`: when the RPC reached msld (MSLD_EXEC_TIMING's arrived_at_ns).
+  std::shared_ptr<Call> execute(msl::v1::ExecuteRequest request, const std::string &client, Done done,
+                                std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now());
   /// Where requests' shared ranges (BufferContents.shared) are looked up;
   /// null (the default): a request naming one is INVALID_ARGUMENT. Set
   /// before the first request.

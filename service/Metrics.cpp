@@ -224,6 +224,15 @@ void ServiceMetrics::countRequest(const char *method, int grpcStatusCode) {
   requestsFamily_.Add({{"method", method}, {"code", kCodeNames[code]}}).Increment();
 }
 
+std::string executionDeviceLabel(const std::string &device) {
+  if (device.empty() || device == "cpu")
+    return "cpu";
+  if (device.size() <= 7 && device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    return device;
+  return "other";
+}
+
 void ServiceMetrics::countExecution(const std::string &device, int grpcStatusCode) {
   int code = codeIndex(grpcStatusCode);
   if (device == "cpu")

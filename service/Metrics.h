@@ -29,6 +29,11 @@
 
 namespace msl::service {
 
+/// The `device` label of an Execute for the device its client named: "cpu",
+/// "cuda:N", else "other" (a client names it, so only a bounded set of
+/// values may become series).
+std::string executionDeviceLabel(const std::string &device);
+
 /// The daemon's registry, as a Collectable: each Collect (a scrape of
 /// /metrics) first runs the refresh hooks (gauges read from elsewhere at
 /// scrape time, e.g. the CAS size), then collects the prometheus::Registry.

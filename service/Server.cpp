@@ -5,6 +5,8 @@
 #include "DigestProto.h"
 #include "Metrics.h"
 #include "RequestLog.h"
+#include "LocalCalls.h"
+#include "RpcLog.h"
 #include "UnixSocketPath.h"
 #include "WorkerPool.h"
 #include "msl/v1/admin.grpc.pb.h"
@@ -68,67 +70,19 @@ std::string clientOf(const grpc::CallbackServerContext &ctx) {
   return host;
 }
 
-// One RPC's request id and log lines (RequestLog.h): the client's
-// x-request-id (sanitized) or a new one, returned in the response's initial
-// metadata; "rpc started" (debug) and "rpc finished" with the status code and
-// duration (info when OK, warn or error with the message otherwise).
-class RpcLog {
-public:
-  RpcLog(grpc::CallbackServerContext *ctx, const char *method)
-      : method_(method), peer_(ctx->peer()) {
-    const auto &metadata = ctx->client_metadata();
-    if (auto it = metadata.find(log::kRequestIdHeader); it != metadata.end())
-      id_ = log::sanitizeRequestId(std::string_view(it->second.data(), it->second.size()));
-    if (auto it = metadata.find("msld-client-id"); it != metadata.end())
-      clientId_ = log::sanitizeRequestId(std::string_view(it->second.data(), std::min<size_t>(it->second.size(), 64)));
-    if (id_.empty())
-      id_ = log::newRequestId();
-    ctx->AddInitialMetadata(log::kRequestIdHeader, id_);
-    if (log::enabled(log::Level::Debug))
-      log::write(log::Level::Debug, "rpc started", id_, baseFields());
-  }
-  const std::string &id() const { return id_; }
-  /// Logs the RPC's end (once); `extra` fields are added (cache_hit, device).
-  void finish(const grpc::Status &status, log::Fields extra = {}) {
-    if (finished_)
-      return;
-    finished_ = true;
-    static constexpr const char *kCodes[] = {
-        "OK",       "CANCELLED",         "UNKNOWN",      "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-        "NOT_FOUND", "ALREADY_EXISTS",   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-        "ABORTED",  "OUT_OF_RANGE",      "UNIMPLEMENTED", "INTERNAL",        "UNAVAILABLE",
-        "DATA_LOSS", "UNAUTHENTICATED"};
-    int code = int(status.error_code());
-    log::Level level = status.ok() ? log::Level::Info
-                       : code == grpc::StatusCode::INTERNAL || code == grpc::StatusCode::UNKNOWN ||
-                               code == grpc::StatusCode::DATA_LOSS
-                           ? log::Level::Error
-                           : log::Level::Warn;
-    if (!log::enabled(level))
-      return;
-    log::Fields fields = baseFields();
-    fields.emplace_back("code", std::string(code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN"));
-    fields.emplace_back("duration_ms",
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
-    for (auto &f : extra)
-      fields.push_back(std::move(f));
-    if (!status.ok())
-      fields.emplace_back("error", status.error_message().substr(0, 1024));
-    log::write(level, "rpc finished", id_, fields);
-  }
-
-private:
-  log::Fields baseFields() const {
-    log::Fields fields{{"method", std::string(method_)}, {"peer", peer_}};
-    if (!clientId_.empty())
-      fields.emplace_back("client_id", clientId_);
-    return fields;
-  }
-  const char *method_;
-  std::string peer_, id_, clientId_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  bool finished_ = false;
-};
+// One RPC's log lines, its request id returned in the response's initial
+// metadata (RpcLog.h).
+RpcLog startRpcLog(grpc::CallbackServerContext *ctx, const char *method) {
+  const auto &metadata = ctx->client_metadata();
+  auto header = [&](const char *name, size_t most) {
+    auto it = metadata.find(name);
+    return it == metadata.end() ? std::string_view()
+                                : std::string_view(it->second.data(), std::min(it->second.size(), most));
+  };
+  RpcLog log(method, ctx->peer(), header(log::kRequestIdHeader, 1 << 20), header("msld-client-id", 64));
+  ctx->AddInitialMetadata(log::kRequestIdHeader, log.id());
+  return log;
+}
 
 // Authentication and roles of every RPC (Auth.h): each handler asks first.
 class Gate {
@@ -248,7 +202,7 @@ public:
       : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *Compile(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
-    RpcLog rpcLog(ctx, "Compile");
+    RpcLog rpcLog = startRpcLog(ctx, "Compile");
     if (grpc::Status s = gate_.check(*ctx, rpc::kCompile); !s.ok())
       return refuse(ctx, s, metrics_, "Compile", rpcLog);
     auto *reactor = new CompileReactor(ctx, response, logic_, metrics_, std::move(rpcLog));
@@ -268,7 +222,7 @@ template <typename Request, typename Response, typename Fn>
 grpc::ServerUnaryReactor *unaryCall(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *bytes,
                                     grpc::ByteBuffer *out, ServiceMetrics &metrics, const Gate &gate,
                                     const char *fullMethod, const char *method, Fn &&fn) {
-  RpcLog rpcLog(ctx, method);
+  RpcLog rpcLog = startRpcLog(ctx, method);
   Request request;
   Response response;
   grpc::Status status = gate.check(*ctx, fullMethod);
@@ -366,7 +320,7 @@ public:
   }
   grpc::ServerWriteReactor<grpc::ByteBuffer> *Read(grpc::CallbackServerContext *ctx,
                                                   const grpc::ByteBuffer *req) override {
-    RpcLog rpcLog(ctx, "Read"); // before the Gate: a refused call is logged with its id too
+    RpcLog rpcLog = startRpcLog(ctx, "Read"); // before the Gate: a refused call is logged with its id too
     grpc::Status gate = gate_.check(*ctx, rpc::kRead);
     return new BlobReader(logic_, metrics_, req, std::move(gate), std::move(rpcLog));
   }
@@ -377,17 +331,6 @@ private:
   const Gate &gate_;
 };
 
-// The metrics label of a requested device: the client names it, so only a
-// bounded set of values may become series.
-std::string deviceLabel(const std::string &device) {
-  if (device.empty() || device == "cpu")
-    return "cpu";
-  if (device.size() <= 7 && device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
-      device.find_first_not_of("0123456789", 5) == std::string::npos)
-    return device;
-  return "other";
-}
-
 class ExecuteReactor final : public CancellableReactor<ExecuteService> {
 public:
   using CancellableReactor::CancellableReactor;
@@ -397,9 +340,10 @@ public:
       finish(s, {});
       return;
     }
-    device_ = deviceLabel(request.device());
-    track(logic_.execute(std::move(request), clientOf(*ctx_),
-                         [this](grpc::Status s, msl::v1::ExecuteResponse r) { finish(s, r); }));
+    device_ = executionDeviceLabel(request.device());
+    track(logic_.execute(
+        std::move(request), clientOf(*ctx_), [this](grpc::Status s, msl::v1::ExecuteResponse r) { finish(s, r); },
+        start_));
   }
 
 private:
@@ -429,7 +373,7 @@ public:
   }
   grpc::ServerUnaryReactor *Execute(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                     grpc::ByteBuffer *response) override {
-    RpcLog rpcLog(ctx, "Execute");
+    RpcLog rpcLog = startRpcLog(ctx, "Execute");
     if (grpc::Status s = gate_.check(*ctx, rpc::kExecute); !s.ok())
       return refuse(ctx, s, metrics_, "Execute", rpcLog);
     auto *reactor = new ExecuteReactor(ctx, response, logic_, metrics_, std::move(rpcLog));
@@ -485,7 +429,7 @@ public:
       : logic_(logic), metrics_(metrics), gate_(gate) {}
   grpc::ServerUnaryReactor *Scrub(grpc::CallbackServerContext *ctx, const grpc::ByteBuffer *request,
                                   grpc::ByteBuffer *response) override {
-    RpcLog rpcLog(ctx, "Scrub");
+    RpcLog rpcLog = startRpcLog(ctx, "Scrub");
     if (grpc::Status s = gate_.check(*ctx, rpc::kScrub); !s.ok())
       return refuse(ctx, s, metrics_, "Scrub", rpcLog);
     auto *reactor = new ScrubReactor(response, logic_, metrics_, std::move(rpcLog));
@@ -737,6 +681,7 @@ struct Server::Impl {
   std::unique_ptr<WorkerPool> execWorkers;
   std::unique_ptr<CudaDevices> cudaDevices;
   std::unique_ptr<ExecuteService> executeLogic;
+  std::unique_ptr<LocalCalls> localCalls; // before sharedRegions, which hands it connections
   std::unique_ptr<SharedRegions> sharedRegions;
   std::unique_ptr<ExecutorGrpc> executorService;
   std::unique_ptr<AdminService> adminLogic; // after store: destroyed (joined) before it
@@ -830,7 +775,15 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
                                                         impl->metrics, options.execute, impl->cudaDevices.get());
   if (!options.sharedRegions.socketPath.empty()) {
     std::string why;
-    impl->sharedRegions = SharedRegions::start(options.sharedRegions, why);
+    // Execute calls without gRPC come in on the same socket (LocalCalls.h).
+    LocalCallsOptions localOptions;
+    localOptions.maxRequestBytes = size_t(std::max(0, options.maxReceiveBytes));
+    impl->localCalls =
+        std::make_unique<LocalCalls>(*impl->executeLogic, impl->auth.get(), impl->metrics, localOptions);
+    SharedRegionsOptions regionOptions = options.sharedRegions;
+    LocalCalls *localCalls = impl->localCalls.get();
+    regionOptions.takeCallConnection = [localCalls](int fd, uint64_t version) { localCalls->adopt(fd, version); };
+    impl->sharedRegions = SharedRegions::start(regionOptions, why);
     if (!impl->sharedRegions) {
       error = "--shared-regions-socket: " + why;
       return nullptr;
@@ -918,8 +871,13 @@ void Server::shutdown() {
   impl_->adminLogic->shutdown();
   if (auto *health = impl_->grpcServer->GetHealthCheckService())
     health->Shutdown(); // report NOT_SERVING while draining
+  const auto drainDeadline = std::chrono::steady_clock::now() + impl_->options.drainTimeout;
+  if (impl_->localCalls)
+    impl_->localCalls->beginStop(drainDeadline);
   impl_->grpcServer->Shutdown(std::chrono::system_clock::now() + impl_->options.drainTimeout);
   impl_->grpcServer->Wait();
+  if (impl_->localCalls)
+    impl_->localCalls->stop(drainDeadline);
   impl_->executeLogic->shutdown();
   impl_->logic->shutdown();
   if (impl_->execWorkers)

@@ -24,9 +24,17 @@ namespace msl::service {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'S', 'L', 'D', 'S', 'H', 'M', '1'};
+constexpr char kCallsMagic[8] = {'M', 'S', 'L', 'D', 'E', 'X', 'E', '1'}; // LocalCalls.h
 constexpr size_t kRequestBytes = 16;
 
 using Clock = std::chrono::steady_clock;
+
+uint64_t littleEndian64(const char *bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i)
+    value = value << 8 | uint8_t(bytes[i]);
+  return value;
+}
 
 std::string randomToken() {
   unsigned char raw[16];
@@ -253,6 +261,15 @@ bool SharedRegions::Impl::readFrom(Connection &c) {
   c.got += size_t(n);
   if (c.got < kRequestBytes)
     return true;
+  if (std::memcmp(c.request, kCallsMagic, sizeof kCallsMagic) == 0) {
+    if (!options.takeCallConnection) {
+      sendLine(c.fd, "ERR this msld takes no local calls\n", -1);
+      return false;
+    }
+    options.takeCallConnection(c.fd, littleEndian64(c.request + 8));
+    c.fd = -1; // its own now
+    return false;
+  }
   int memfd = -1;
   std::string line = answer(c, memfd);
   sendLine(c.fd, line, memfd);
@@ -264,9 +281,7 @@ bool SharedRegions::Impl::readFrom(Connection &c) {
 std::string SharedRegions::Impl::answer(Connection &c, int &memfd) {
   if (std::memcmp(c.request, kMagic, sizeof kMagic) != 0)
     return "ERR not a shared region request (it starts with \"MSLDSHM1\")\n";
-  uint64_t size = 0;
-  for (int i = 7; i >= 0; --i)
-    size = size << 8 | uint8_t(c.request[8 + i]);
+  const uint64_t size = littleEndian64(c.request + 8);
   if (size == 0 || size > options.maxRegionBytes)
     return "ERR a shared region is 1 to " + std::to_string(options.maxRegionBytes) + " bytes, not " +
            std::to_string(size) + "\n";
@@ -318,7 +333,8 @@ void SharedRegions::Impl::close(Connection &c) {
     totalBytes -= c.region->size;
     c.region.reset(); // unmapped when the last request reading it lets go
   }
-  ::close(c.fd);
+  if (c.fd >= 0)
+    ::close(c.fd);
 }
 
 } // namespace msl::service

@@ -9,6 +9,8 @@
 // the kernel runs and writes the buffer's final bytes back into it, as
 // Metal's MTLStorageModeShared buffers are seen by both sides.
 //
+// The same socket takes Execute calls without gRPC (LocalCalls.h).
+//
 // Asking for one (--shared-regions-socket PATH, a Unix stream socket):
 //   client -> msld: "MSLDSHM1" and the size in bytes, 8 bytes little-endian
 //                   (msl::client::openSharedRegion, clients/include/msl/client/Client.h)
@@ -34,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +54,10 @@ struct SharedRegionsOptions {
   unsigned maxRegions = 64;
   /// How long a connection may take to send its request. Default 2 s.
   unsigned requestTimeoutMs = 2000;
+  /// A connection that opens with "MSLDEXE1" and 8 version bytes instead
+  /// (Execute calls without gRPC, LocalCalls.h) is handed to this, which
+  /// takes its descriptor; none (the default): it is refused.
+  std::function<void(int fd, uint64_t version)> takeCallConnection;
 };
 
 /// One region, mapped in msld.

@@ -5,7 +5,9 @@
 // 10 warm up, then --calls are timed (wall clock around the Executor stub's
 // call; every output checked to equal the input, every call a compile-cache
 // hit). Prints p50/p99 and the kernel's p50 (dispatch_time_ns) and writes
-// them to --output as "key value" lines for msl-bench-gpu --rpc-result.
+// them to --output as "key value" lines for msl-bench-gpu --rpc-result;
+// --call-log FILE: every call's transport, send and receive times (to line
+// up with msld's MSLD_EXEC_TIMING lines: scripts/gpu-bench.sh).
 //
 // --record-only: just Compile the kernel for --device's target (msld here,
 // started with MSLD_COMPILE_RECORD_DIR, records it for the GPU machine,
@@ -43,7 +45,7 @@ namespace {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string device = "cuda:0", address, source = "bench/gpu/copy.metal", output;
+  std::string device = "cuda:0", address, source = "bench/gpu/copy.metal", output, callLogPath;
   std::vector<std::string> msldArgs;
   int calls = 300;
   bool recordOnly = false;
@@ -59,10 +61,11 @@ int main(int argc, char **argv) {
     else if (a == "--source") source = next();
     else if (a == "--calls") calls = std::max(1, std::atoi(next().c_str()));
     else if (a == "--output") output = next();
+    else if (a == "--call-log") callLogPath = next();
     else if (a == "--record-only") recordOnly = true;
     else
       die("usage: msl-bench-gpu-exec [--device cuda:0] [--msld HOST:PORT] [--msld-arg FLAG]... "
-          "[--source copy.metal] [--calls N] [--output FILE] [--record-only]");
+          "[--source copy.metal] [--calls N] [--output FILE] [--call-log FILE] [--record-only]");
   }
   std::ifstream in(source);
   if (!in) die("cannot read " + source);
@@ -132,8 +135,11 @@ int main(int argc, char **argv) {
 
   // Over TCP loopback and, with our own msld, over its Unix socket and with
   // the buffers in a shared region too, alternated call by call.
+  std::vector<msl::bench::CopyCall> callLog;
   auto transports = msl::bench::timeCopyTransports(client, daemon.unixAddress(), daemon.sharedRegionsSocket(), req,
-                                                   input, calls);
+                                                   input, calls, &callLog);
+  if (!callLogPath.empty())
+    msl::bench::writeCallLog(callLogPath, callLog);
   std::ofstream o;
   if (!output.empty()) o.open(output);
   for (auto &t : transports) {

@@ -617,13 +617,21 @@ int main(int argc, char **argv) {
     // next request of the same sizes: the second variant), copy in
     // (pageable) and zero the output on the stream, events around the
     // launch, synchronize, copy out, free.
-    auto call = [&](bool allocate, CUdeviceptr &di, CUdeviceptr &dout, double &kernelUs) {
+    // The host side from pageable memory (`in`, `out`) or, the fastest a
+    // direct caller can have, from page-locked memory allocated once.
+    float *pinnedIn = nullptr, *pinnedOut = nullptr;
+    CK(cuMemAllocHost(reinterpret_cast<void **>(&pinnedIn), n * 4));
+    CK(cuMemAllocHost(reinterpret_cast<void **>(&pinnedOut), n * 4));
+    std::memcpy(pinnedIn, in.data(), n * 4);
+    auto call = [&](bool allocate, CUdeviceptr &di, CUdeviceptr &dout, double &kernelUs, bool pinned = false) {
+      const float *src = pinned ? pinnedIn : in.data();
+      float *dst = pinned ? pinnedOut : out.data();
       auto t0 = Clock::now();
       if (allocate) {
         CK(cuMemAlloc(&di, n * 4));
         CK(cuMemAlloc(&dout, n * 4));
       }
-      CK(cuMemcpyHtoDAsync(di, in.data(), n * 4, stream));
+      CK(cuMemcpyHtoDAsync(di, src, n * 4, stream));
       CK(cuMemsetD8Async(dout, 0, n * 4, stream));
       CUevent e0, e1;
       CK(cuEventCreate(&e0, 0));
@@ -638,13 +646,13 @@ int main(int argc, char **argv) {
       kernelUs = ms * 1e3;
       cuEventDestroy(e0);
       cuEventDestroy(e1);
-      CK(cuMemcpyDtoH(out.data(), dout, n * 4));
+      CK(cuMemcpyDtoH(dst, dout, n * 4));
       if (allocate) {
         cuMemFree(di);
         cuMemFree(dout);
       }
       double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      if (std::memcmp(out.data(), in.data(), n * 4) != 0) {
+      if (std::memcmp(dst, in.data(), n * 4) != 0) {
         std::fprintf(stderr, "msl-bench-gpu: copy_buffer output differs\n");
         std::exit(1);
       }
@@ -658,7 +666,7 @@ int main(int argc, char **argv) {
       while (rf >> key >> value)
         rpc[key] = value;
     }
-    std::vector<double> withAlloc, noAlloc, kernelA, kernelB;
+    std::vector<double> withAlloc, noAlloc, pinnedNoAlloc, kernelA, kernelB, kernelC;
     CUdeviceptr di = 0, dout = 0;
     double k;
     for (int i = 0; i < 10; ++i)
@@ -673,6 +681,10 @@ int main(int argc, char **argv) {
       noAlloc.push_back(call(false, di, dout, k));
       kernelB.push_back(k);
     }
+    for (unsigned i = 0; i < copyCalls; ++i) {
+      pinnedNoAlloc.push_back(call(false, di, dout, k, true));
+      kernelC.push_back(k);
+    }
     std::printf("\nExecute overhead: copy_buffer (bench/gpu/copy.metal, msld's PTX), 1 MiB in + 1 MiB out, "
                 "wall time per call, median of %u\n\n",
                 copyCalls);
@@ -681,12 +693,21 @@ int main(int argc, char **argv) {
                 median(withAlloc), median(kernelA));
     std::printf("| direct driver API, buffers allocated once | %.1f us | %.1f us |\n", median(noAlloc),
                 median(kernelB));
+    std::printf("| direct driver API, buffers allocated once, host side page-locked (cuMemAllocHost) | %.1f us | "
+                "%.1f us |\n",
+                median(pinnedNoAlloc), median(kernelC));
     // msl-bench-gpu-exec's keys: TCP unprefixed, the Unix socket "unix_",
     // TCP and the Unix socket with the buffers in a shared region "shared_",
-    // "shared_unix_".
+    // "shared_unix_", and with a client that busy-polls "shared_unix_poll_";
+    // msld's local socket without gRPC "local_", "local_poll_".
     const std::pair<const char *, const char *> transports[] = {
-        {"", "TCP loopback"}, {"unix_", "Unix socket"}, {"shared_", "TCP, buffers in a shared region"},
-        {"shared_unix_", "Unix socket, buffers in a shared region"}};
+        {"", "TCP loopback"},
+        {"unix_", "Unix socket"},
+        {"shared_", "TCP, buffers in a shared region"},
+        {"shared_unix_", "Unix socket, buffers in a shared region"},
+        {"shared_unix_poll_", "Unix socket, buffers in a shared region, client busy-polls"},
+        {"local_", "msld's local socket (no gRPC), buffers in a shared region"},
+        {"local_poll_", "msld's local socket (no gRPC), buffers in a shared region, client busy-polls"}};
     auto at = [&](const char *prefix, const char *k) { return rpc[std::string(prefix) + k]; };
     for (auto [prefix, over] : transports)
       if (rpc.count(std::string(prefix) + "rpc_p50_us"))
@@ -696,8 +717,12 @@ int main(int argc, char **argv) {
     for (auto [prefix, over] : transports)
       if (rpc.count(std::string(prefix) + "rpc_p50_us"))
         std::printf("\nRPC over %s: overhead over the direct launch with the same copies: %.1f us (goal <= 200 "
-                    "us); RPC / direct = %.2fx\n",
-                    over, at(prefix, "rpc_p50_us") - median(withAlloc), at(prefix, "rpc_p50_us") / median(withAlloc));
+                    "us); RPC / direct = %.2fx; over the direct launch with buffers allocated once: %.1f us, with "
+                    "them page-locked too: %.1f us\n",
+                    over, at(prefix, "rpc_p50_us") - median(withAlloc), at(prefix, "rpc_p50_us") / median(withAlloc),
+                    at(prefix, "rpc_p50_us") - median(noAlloc), at(prefix, "rpc_p50_us") - median(pinnedNoAlloc));
+    cuMemFreeHost(pinnedIn);
+    cuMemFreeHost(pinnedOut);
   }
   return allOk ? 0 : 1;
 }

@@ -93,6 +93,18 @@ struct ClientOptions {
   // too slow for a CLI waiting for a daemon that is starting).
   std::chrono::milliseconds initial_reconnect_backoff = std::chrono::milliseconds(250);
   std::chrono::milliseconds max_reconnect_backoff = std::chrono::seconds(5);
+  // msld's --shared-regions-socket, for a client on msld's host: execute()
+  // sends its calls there, without gRPC (service/LocalCalls.h: the same
+  // request, checks, auth, queue, logs and metrics, a fraction of the round
+  // trip). Every other call still goes over gRPC to `address`. "" (the
+  // default): Execute over gRPC too.
+  std::string local_socket;
+  // execute() polls for its answer for up to this long before its thread
+  // sleeps: a caller that runs short kernels in a loop saves the wake-up of
+  // a sleeping thread (tens of microseconds, more on a virtual machine) per
+  // call, at the price of a busy core while it waits. 0 (the default):
+  // sleep at once.
+  std::chrono::microseconds busy_poll{0};
 };
 
 // How waitUntilHealthy established that the server is up.
@@ -120,6 +132,8 @@ std::string describeStatus(const grpc::Status& status);
 // *error naming the file on failure.
 bool loadTlsFiles(const std::string& ca_file, const std::string& cert_file, const std::string& key_file,
                   ClientOptions* options, std::string* error);
+
+class LocalChannel;
 
 class Client {
  public:
@@ -218,6 +232,7 @@ class Client {
   std::unique_ptr<msl::v1::ContentAddressableStorage::Stub> cas_;
   std::unique_ptr<msl::v1::Compiler::Stub> compiler_;
   std::unique_ptr<msl::v1::Executor::Stub> executor_;
+  std::shared_ptr<LocalChannel> local_;  // options_.local_socket's calls
 };
 
 }  // namespace msl::client
