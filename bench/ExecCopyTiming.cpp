@@ -103,6 +103,16 @@ std::vector<CopyTransport> timeCopyTransports(const msl::client::Client &client,
     *kernelUs = double(resp->dispatch_time_ns(0)) / 1000.0;
     return us;
   };
+  // MSL_BENCH_TRANSPORTS=tcp,local,...: only those (the first call, which
+  // compiles, stays on TCP).
+  if (const char *only = std::getenv("MSL_BENCH_TRANSPORTS"); only && *only) {
+    const std::string wanted = std::string(",") + only + ",";
+    for (size_t w = ways.size(); w-- > 1;)
+      if (wanted.find("," + out[w].key + ",") == std::string::npos) {
+        ways.erase(ways.begin() + long(w));
+        out.erase(out.begin() + long(w));
+      }
+  }
   double k;
   call(0, false, &k); // compile (miss), the device's JIT
   for (size_t w = 0; w < ways.size(); ++w)

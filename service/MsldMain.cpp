@@ -34,6 +34,10 @@ int main(int argc, char **argv) {
   uint64_t sharedRegionMb = options.sharedRegions.maxRegionBytes >> 20;
   app.add_option("--shared-region-max-mb", sharedRegionMb, "largest shared region one client may ask for")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--local-call-spin-us", options.localCallSpinUs,
+                 "after answering a local call, poll this long for the connection's next before sleeping "
+                 "(-1: 1000 with 8 or more hardware threads, else 0)")
+      ->capture_default_str()->check(CLI::Range(-1, 100000));
   app.add_option("--data-dir", options.dataDir, "RocksDB directory of the cache")->capture_default_str();
   // The cache (cache/README.md): bound, durability, and the --scrub mode.
   app.add_option("--cache-max-bytes", options.cacheMaxBytes,

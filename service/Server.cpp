@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <thread>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -778,6 +779,8 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
     // Execute calls without gRPC come in on the same socket (LocalCalls.h).
     LocalCallsOptions localOptions;
     localOptions.maxRequestBytes = size_t(std::max(0, options.maxReceiveBytes));
+    localOptions.spin = std::chrono::microseconds(
+        options.localCallSpinUs >= 0 ? options.localCallSpinUs : std::thread::hardware_concurrency() >= 8 ? 1000 : 0);
     impl->localCalls =
         std::make_unique<LocalCalls>(*impl->executeLogic, impl->auth.get(), impl->metrics, localOptions);
     SharedRegionsOptions regionOptions = options.sharedRegions;

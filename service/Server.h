@@ -49,6 +49,11 @@ struct ServerOptions {
   /// through memory both map instead of through gRPC. socketPath empty
   /// (the default): none.
   SharedRegionsOptions sharedRegions;
+  /// After answering a local call (LocalCalls.h), how long the connection's
+  /// thread polls for the next before it sleeps, in microseconds; -1: 1000
+  /// where the machine has 8 or more hardware threads, else 0 (on a small
+  /// machine the poll takes a core from the kernel it waits for).
+  int localCallSpinUs = -1;
   /// RocksDB directory (created if missing).
   std::string dataDir = "msld-data";
   /// Prometheus endpoint address; empty disables it.
