@@ -1,6 +1,6 @@
 #!/bin/bash
 # msld end to end on a GPU machine: the real daemon serving Execute on
-# cuda:0, driven by the kernel tests (ExecuteKernelsTest, ExecuteTexturesTest, ExecuteCudaTest, SharedRegionsTest on
+# cuda:0, driven by the kernel tests (ExecuteKernelsTest, ExecuteTexturesTest, ExecuteCudaTest, SharedRegionsTest, LocalCallsTest on
 # MSLD_TEST_DEVICE=cuda:0), the CUDA device's own tests and `mslc run`.
 #
 #   here: scripts/gpu-e2e.sh bundle   build, record the compiles, write build-gpu-e2e/bundle.tar.xz
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build-gpu-e2e
 stage=$out/stage
-filter='ExecuteKernelsTest.*:ExecuteTexturesTest.*:ExecuteCudaTest.*:CorpusKernelsTest.*:SharedRegionsTest.*'
+filter='ExecuteKernelsTest.*:ExecuteTexturesTest.*:ExecuteCudaTest.*:CorpusKernelsTest.*:SharedRegionsTest.*:LocalCallsTest.*'
 saxpy=(examples/saxpy.metal --kernel saxpy --device cuda:0 --grid 8 --threadgroup 4
        --buffer 0=float:2 --buffer 1=float:1,2,3,4,5,6,7,8 --buffer 2=float:1,1,1,1,1,1,1,1
        --buffer 3=uint:8 --print 2 --stats)

@@ -282,7 +282,10 @@ TEST_F(LocalCallsTest, ACallPastItsDeadlineOrWhoseClientLeftIsStoppedAndMsldServ
     ASSERT_EQ(c.hello(), "OK\n");
     msl::v1::LocalExecuteRequest request;
     *request.mutable_request() = endlessRequest().req;
-    request.mutable_request()->set_device(local_->device());
+    // As DeviceRunner::execute would: where compiles are recorded for a GPU
+    // the kernel runs on the cpu.
+    local_->record(request.request());
+    request.mutable_request()->set_device(local_->recording() ? "cpu" : local_->device());
     request.set_timeout_ms(300);
     std::string body = request.SerializeAsString();
     const auto start = Clock::now();
