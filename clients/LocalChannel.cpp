@@ -57,6 +57,10 @@ Received receiveAll(int fd, char* out, size_t size, Clock::time_point spinUntil,
   return Received::kOk;
 }
 
+grpc::Status statusOf(const msl::v1::LocalExecuteReply& reply) {
+  return grpc::Status(grpc::StatusCode(std::clamp(reply.code(), 1, 16)), reply.message());
+}
+
 constexpr char kHello[16] = {'M', 'S', 'L', 'D', 'E', 'X', 'E', '1'};  // version 0
 constexpr size_t kMostIdle = 8;
 
@@ -114,6 +118,36 @@ void LocalChannel::giveBack(int fd) {
   ::close(fd);
 }
 
+bool LocalChannel::readReply(int fd, Clock::time_point spinUntil, Clock::time_point deadline,
+                             const ClientOptions& options, msl::v1::LocalExecuteReply* reply, grpc::Status* error) {
+  unsigned char header[4];
+  Received got = receiveAll(fd, reinterpret_cast<char*>(header), 4, spinUntil, deadline);
+  std::string body;
+  if (got == Received::kOk) {
+    const size_t size = size_t(header[0]) | size_t(header[1]) << 8 | size_t(header[2]) << 16 |
+                        size_t(header[3]) << 24;
+    if (size > size_t(options.max_message_bytes)) {
+      *error = failed(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      "the answer is " + std::to_string(size) + " bytes, more than max_message_bytes");
+      return false;
+    }
+    body.resize(size);
+    got = receiveAll(fd, body.data(), size, spinUntil, deadline);
+  }
+  if (got != Received::kOk) {
+    *error = got == Received::kTimedOut
+                 ? failed(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          "no answer within " + std::to_string(options.call_deadline.count()) + " ms")
+                 : failed(grpc::StatusCode::UNAVAILABLE, "msld closed the connection before it answered");
+    return false;
+  }
+  if (!reply->ParseFromString(body)) {
+    *error = failed(grpc::StatusCode::INTERNAL, "the answer is not a LocalExecuteReply");
+    return false;
+  }
+  return true;
+}
+
 grpc::Status LocalChannel::execute(const msl::v1::ExecuteRequest& request, msl::v1::ExecuteResponse* response,
                                    const ClientOptions& options) {
   const auto deadline = Clock::now() + options.call_deadline;
@@ -140,43 +174,26 @@ grpc::Status LocalChannel::execute(const msl::v1::ExecuteRequest& request, msl::
   grpc::Status error;
   int fd = take(deadline, &error);
   if (fd < 0) return error;
+  msl::v1::LocalExecuteReply reply;
   if (!sendAll(fd, frame.data(), frame.size(), deadline)) {
+    // msld may have refused the frame (too large, or over its memory for
+    // them) and closed: its reply, when there, says why.
+    const bool late = Clock::now() >= deadline;
+    const auto briefly = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
+    const bool refused = !late && readReply(fd, Clock::now(), briefly, options, &reply, &error);
     ::close(fd);
-    return Clock::now() >= deadline ? failed(grpc::StatusCode::DEADLINE_EXCEEDED, "the request was not taken in time")
-                                    : failed(grpc::StatusCode::UNAVAILABLE, "msld closed the connection");
+    if (refused && reply.code() != 0) return statusOf(reply);
+    return late ? failed(grpc::StatusCode::DEADLINE_EXCEEDED, "the request was not taken in time")
+                : failed(grpc::StatusCode::UNAVAILABLE, "msld closed the connection");
   }
   frame = std::string();
   // The answer; closing the connection before it cancels the call in msld.
-  const auto spinUntil = Clock::now() + options.busy_poll;
-  unsigned char header[4];
-  Received got = receiveAll(fd, reinterpret_cast<char*>(header), 4, spinUntil, deadline);
-  std::string body;
-  if (got == Received::kOk) {
-    const size_t size = size_t(header[0]) | size_t(header[1]) << 8 | size_t(header[2]) << 16 |
-                        size_t(header[3]) << 24;
-    if (size > size_t(options.max_message_bytes)) {
-      ::close(fd);
-      return failed(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                    "the answer is " + std::to_string(size) + " bytes, more than max_message_bytes");
-    }
-    body.resize(size);
-    got = receiveAll(fd, body.data(), size, spinUntil, deadline);
-  }
-  if (got != Received::kOk) {
+  if (!readReply(fd, Clock::now() + options.busy_poll, deadline, options, &reply, &error)) {
     ::close(fd);
-    return got == Received::kTimedOut
-               ? failed(grpc::StatusCode::DEADLINE_EXCEEDED,
-                        "no answer within " + std::to_string(options.call_deadline.count()) + " ms")
-               : failed(grpc::StatusCode::UNAVAILABLE, "msld closed the connection before it answered");
-  }
-  msl::v1::LocalExecuteReply reply;
-  if (!reply.ParseFromString(body)) {
-    ::close(fd);
-    return failed(grpc::StatusCode::INTERNAL, "the answer is not a LocalExecuteReply");
+    return error;
   }
   giveBack(fd);
-  if (reply.code() != 0)
-    return grpc::Status(grpc::StatusCode(std::clamp(reply.code(), 1, 16)), reply.message());
+  if (reply.code() != 0) return statusOf(reply);
   *response = std::move(*reply.mutable_response());
   return grpc::Status::OK;
 }

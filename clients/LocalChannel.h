@@ -6,6 +6,7 @@
 
 #include "msl/client/Client.h"
 #include "msl/v1/execute.pb.h"
+#include "msl/v1/local.pb.h"
 
 #include <mutex>
 #include <string>
@@ -28,6 +29,10 @@ class LocalChannel {
   // An idle connection, or a new one (said hello, got "OK"); -1 and `error`.
   int take(std::chrono::steady_clock::time_point deadline, grpc::Status* error);
   void giveBack(int fd);
+  // One reply frame, polling until `spinUntil`, by `deadline`; false and
+  // `error` when none came whole.
+  bool readReply(int fd, std::chrono::steady_clock::time_point spinUntil, std::chrono::steady_clock::time_point deadline,
+                 const ClientOptions& options, msl::v1::LocalExecuteReply* reply, grpc::Status* error);
   grpc::Status failed(grpc::StatusCode code, const std::string& why) const;
 
   const std::string path_;

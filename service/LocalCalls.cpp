@@ -17,6 +17,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 namespace msl::service {
@@ -105,6 +106,7 @@ struct LocalCalls::Impl {
 
   struct Connection {
     int fd = -1;
+    int64_t uid = -1;
     std::string peer;   // for the log: "unix:pid=N,uid=N"
     std::string client; // for the fair queue: "local-uid:N"
     std::thread thread;
@@ -112,6 +114,7 @@ struct LocalCalls::Impl {
   };
   mutable std::mutex mu; // guards the fields below
   std::list<std::unique_ptr<Connection>> live;
+  bool opened = false;
   bool stopping = false;
   Clock::time_point drainDeadline = Clock::time_point::max();
 
@@ -122,6 +125,7 @@ struct LocalCalls::Impl {
     bool answered = false;
     bool abandoned = false; // the client went away: nothing to send
     bool timedOut = false;  // past timeout_ms: answered DEADLINE_EXCEEDED
+    bool drained = false;   // past msld's drain deadline: answered UNAVAILABLE
     std::string unsent;     // the reply's bytes the socket did not take at once
     bool sendFailed = false;
     std::optional<RpcLog> log;
@@ -129,12 +133,40 @@ struct LocalCalls::Impl {
     uint32_t timeoutMs = 0;
   };
 
+  /// Bytes of frames and parsed requests all connections hold now.
+  std::atomic<uint64_t> held{0};
+  /// A share of maxBytesHeld, given back when it goes.
+  class Reservation {
+  public:
+    explicit Reservation(Impl &impl) : impl_(impl) {}
+    ~Reservation() { release(); }
+    bool take(uint64_t bytes) {
+      if (impl_.held.fetch_add(bytes) + bytes > impl_.options.maxBytesHeld) {
+        impl_.held -= bytes;
+        return false;
+      }
+      bytes_ += bytes;
+      return true;
+    }
+    void release() {
+      impl_.held -= bytes_;
+      bytes_ = 0;
+    }
+
+  private:
+    Impl &impl_;
+    uint64_t bytes_ = 0;
+  };
+
   void serve(Connection &c);
   bool waitForRequest(int fd);
-  // One request's frame; false (and `tooLarge` with the length) when the
-  // connection is to end.
-  bool readRequest(int fd, std::string &body, uint64_t &tooLarge);
-  bool serveCall(Connection &c, msl::v1::LocalExecuteRequest &request);
+  enum class Read { kOk, kClosed, kTooLarge, kOverBudget };
+  /// One request's frame into `body` (its length in `size`).
+  Read readRequest(int fd, std::string &body, Reservation &reservation, uint64_t &size);
+  /// Answers a frame that is no call with `code` (logged and counted);
+  /// false when the client is gone.
+  bool reject(Connection &c, StatusCode code, const std::string &message);
+  bool serveCall(Connection &c, msl::v1::LocalExecuteRequest &request, Reservation &reservation);
   void answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response, const std::string &requestId);
   void reapEnded();
 };
@@ -185,6 +217,7 @@ void LocalCalls::adopt(int fd, uint64_t version) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    c->uid = cred.uid;
     c->peer = "unix:pid=" + std::to_string(cred.pid) + ",uid=" + std::to_string(cred.uid);
     c->client = "local-uid:" + std::to_string(cred.uid);
   } else {
@@ -194,9 +227,16 @@ void LocalCalls::adopt(int fd, uint64_t version) {
   std::lock_guard lock(impl_->mu);
   if (impl_->stopping)
     return refuse("msld is shutting down");
+  if (!impl_->opened)
+    return refuse("msld is starting; try again");
   if (impl_->live.size() >= impl_->options.maxConnections)
     return refuse("msld serves " + std::to_string(impl_->options.maxConnections) +
                   " local connections already, its most");
+  unsigned mine = 0;
+  for (const auto &other : impl_->live)
+    mine += !other->ended && other->uid == c->uid ? 1 : 0;
+  if (mine >= impl_->options.maxConnectionsPerUser)
+    return refuse("this user holds " + std::to_string(mine) + " local connections already, the most one may");
   static const char kOk[] = "OK\n";
   if (sendNow(fd, kOk, 3) != 3) {
     ::close(fd);
@@ -204,13 +244,18 @@ void LocalCalls::adopt(int fd, uint64_t version) {
   }
   Impl::Connection *raw = c.get();
   Impl *impl = impl_.get();
-  c->thread = std::thread([impl, raw] {
-    impl->serve(*raw);
-    // The client sees the end now; the descriptor is closed when the thread
-    // is joined (reapEnded), so stop() never shuts down a reused number.
-    ::shutdown(raw->fd, SHUT_RDWR);
-    raw->ended = true;
-  });
+  try {
+    c->thread = std::thread([impl, raw] {
+      impl->serve(*raw);
+      // The client sees the end now; the descriptor is closed when the
+      // thread is joined (reapEnded), so stop() never shuts down a reused
+      // number.
+      ::shutdown(raw->fd, SHUT_RDWR);
+      raw->ended = true;
+    });
+  } catch (const std::system_error &e) {
+    return refuse(std::string("msld cannot start a thread for the connection: ") + e.what());
+  }
   impl_->live.push_back(std::move(c));
 }
 
@@ -225,6 +270,11 @@ void LocalCalls::stop(std::chrono::steady_clock::time_point drainDeadline) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1)); // threads still answering
   }
+}
+
+void LocalCalls::open() {
+  std::lock_guard lock(impl_->mu);
+  impl_->opened = true;
 }
 
 void LocalCalls::beginStop(std::chrono::steady_clock::time_point drainDeadline) {
@@ -246,8 +296,12 @@ bool LocalCalls::Impl::waitForRequest(int fd) {
     if (::poll(&p, 1, 0) > 0)
       return true;
   } while (Clock::now() < spinUntil);
+  const auto idleUntil = Clock::now() + std::chrono::milliseconds(options.idleTimeoutMs);
   for (;;) {
-    int n = ::poll(&p, 1, -1);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(idleUntil - Clock::now()).count();
+    if (left <= 0)
+      return false; // idle too long: closed
+    int n = ::poll(&p, 1, int(std::min<int64_t>(left, 1 << 30)));
     if (n > 0)
       return true;
     if (n < 0 && errno != EINTR)
@@ -255,19 +309,20 @@ bool LocalCalls::Impl::waitForRequest(int fd) {
   }
 }
 
-bool LocalCalls::Impl::readRequest(int fd, std::string &body, uint64_t &tooLarge) {
-  tooLarge = 0;
+LocalCalls::Impl::Read LocalCalls::Impl::readRequest(int fd, std::string &body, Reservation &reservation,
+                                                     uint64_t &size) {
   unsigned char header[4];
   // The frame's first byte is here (waitForRequest); the rest must follow.
   const auto deadline = Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs);
   if (!receiveAll(fd, reinterpret_cast<char *>(header), 4, deadline))
-    return false;
-  const uint64_t size = uint64_t(header[0]) | uint64_t(header[1]) << 8 | uint64_t(header[2]) << 16 |
-                        uint64_t(header[3]) << 24;
-  if (size > options.maxRequestBytes) {
-    tooLarge = size;
-    return false;
-  }
+    return Read::kClosed;
+  size = uint64_t(header[0]) | uint64_t(header[1]) << 8 | uint64_t(header[2]) << 16 | uint64_t(header[3]) << 24;
+  if (size > options.maxRequestBytes)
+    return Read::kTooLarge;
+  // All connections' frames and parsed requests together stay under
+  // maxBytesHeld (twice a frame: its bytes and its parse).
+  if (!reservation.take(2 * size))
+    return Read::kOverBudget;
   // Grown as the bytes come, so a client that announces a large frame and
   // sends nothing holds no memory for it.
   body.clear();
@@ -276,9 +331,22 @@ bool LocalCalls::Impl::readRequest(int fd, std::string &body, uint64_t &tooLarge
     size_t at = body.size(), n = std::min<size_t>(kStep, size - at);
     body.resize(at + n);
     if (!receiveAll(fd, body.data() + at, n, deadline))
-      return false;
+      return Read::kClosed;
   }
-  return true;
+  return Read::kOk;
+}
+
+bool LocalCalls::Impl::reject(Connection &c, StatusCode code, const std::string &message) {
+  RpcLog log("Execute", c.peer, "", "");
+  const Status status(code, message);
+  metrics.countRequest("Execute", int(code));
+  log.finish(status, {{"transport", std::string("local")}});
+  msl::v1::LocalExecuteReply reply;
+  reply.set_code(int(code));
+  reply.set_message(message);
+  reply.set_request_id(log.id());
+  std::string frame = frameOf(reply);
+  return sendAll(c.fd, frame.data(), frame.size(), Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs));
 }
 
 void LocalCalls::Impl::serve(Connection &c) {
@@ -286,36 +354,36 @@ void LocalCalls::Impl::serve(Connection &c) {
   for (;;) {
     if (!waitForRequest(c.fd))
       return;
-    uint64_t tooLarge = 0;
-    if (!readRequest(c.fd, body, tooLarge)) {
-      if (tooLarge) {
-        metrics.countRequest("Execute", int(StatusCode::RESOURCE_EXHAUSTED));
-        msl::v1::LocalExecuteReply reply;
-        reply.set_code(int(StatusCode::RESOURCE_EXHAUSTED));
-        reply.set_message("the request is " + std::to_string(tooLarge) + " bytes, more than msld takes (" +
-                          std::to_string(options.maxRequestBytes) +
-                          ", --max-receive-bytes); the connection is closed");
-        std::string frame = frameOf(reply);
-        sendAll(c.fd, frame.data(), frame.size(), Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs));
-      }
+    Reservation reservation(*this);
+    uint64_t size = 0;
+    switch (readRequest(c.fd, body, reservation, size)) {
+    case Read::kOk:
+      break;
+    case Read::kClosed:
+      return;
+    case Read::kTooLarge: // the stream cannot be followed past it: the connection ends
+      reject(c, StatusCode::RESOURCE_EXHAUSTED,
+             "the request is " + std::to_string(size) + " bytes, more than msld takes (" +
+                 std::to_string(options.maxRequestBytes) + ", --max-receive-bytes); the connection is closed");
+      return;
+    case Read::kOverBudget:
+      reject(c, StatusCode::RESOURCE_EXHAUSTED,
+             "msld holds " + std::to_string(options.maxBytesHeld) +
+                 " bytes of local requests already; the connection is closed: retry later");
       return;
     }
     msl::v1::LocalExecuteRequest request;
     const bool parsed = request.ParseFromString(body);
     body = std::string(); // a large request's bytes are not kept while it runs
     if (!parsed) {
+      reservation.release();
       metrics.rejectedInvalid.Increment();
-      metrics.countRequest("Execute", int(StatusCode::INVALID_ARGUMENT));
-      msl::v1::LocalExecuteReply reply;
-      reply.set_code(int(StatusCode::INVALID_ARGUMENT));
-      reply.set_message("the request is not a valid msl.v1.LocalExecuteRequest protobuf message");
-      std::string frame = frameOf(reply);
-      if (!sendAll(c.fd, frame.data(), frame.size(),
-                   Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs)))
+      if (!reject(c, StatusCode::INVALID_ARGUMENT,
+                  "the request is not a valid msl.v1.LocalExecuteRequest protobuf message"))
         return;
       continue;
     }
-    if (!serveCall(c, request))
+    if (!serveCall(c, request, reservation))
       return;
   }
 }
@@ -323,9 +391,11 @@ void LocalCalls::Impl::serve(Connection &c) {
 void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response,
                               const std::string &requestId) {
   std::unique_lock lock(call.mu);
-  if (call.timedOut)
+  if (call.timedOut && !status.ok())
     status = Status(StatusCode::DEADLINE_EXCEEDED,
                     "the call ran past its timeout_ms (" + std::to_string(call.timeoutMs) + " ms) and was stopped");
+  else if (call.drained && !status.ok())
+    status = Status(StatusCode::UNAVAILABLE, "msld is shutting down and stopped the call past its drain time");
   metrics.countRequest("Execute", int(status.error_code()));
   if (!call.device.empty())
     metrics.countExecution(call.device, int(status.error_code()));
@@ -353,7 +423,7 @@ void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::Execut
   call.answeredCv.notify_one();
 }
 
-bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &request) {
+bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &request, Reservation &reservation) {
   const auto arrived = Clock::now();
   auto call = std::make_shared<Call>();
   call->log.emplace("Execute", c.peer, request.request_id(), request.client_id());
@@ -378,6 +448,7 @@ bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &re
       refused = Status(StatusCode::UNAVAILABLE, "msld is shutting down");
   }
   if (!refused.ok()) {
+    reservation.release();
     answer(fd, *call, refused, {}, requestId);
   } else {
     call->device = executionDeviceLabel(request.request().device());
@@ -391,6 +462,7 @@ bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &re
           answer(fd, *call, std::move(s), std::move(r), requestId);
         },
         arrived);
+    reservation.release(); // the job holds what it needs, counted by ExecuteService
     // Wait for the answer; meanwhile watch for the client going away, the
     // call's deadline and msld's drain deadline, each of which cancels it.
     const auto deadline = call->timeoutMs ? arrived + std::chrono::milliseconds(call->timeoutMs)
@@ -416,6 +488,7 @@ bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &re
         continue;
       call->abandoned = gone;
       call->timedOut = late && !gone;
+      call->drained = pastDrain && !gone && !late;
       cancelled = true;
       lock.unlock(); // the cancel may answer on this thread
       execute.cancel(running);

@@ -42,8 +42,17 @@ class ServiceMetrics;
 struct LocalCallsOptions {
   /// Largest request frame (msld's --max-receive-bytes, as for gRPC).
   size_t maxRequestBytes = 64 << 20;
-  /// Connections served at once, a thread each. 64.
+  /// Connections served at once, a thread each, and of those one user
+  /// (the peer's uid) may hold. 64, 16.
   unsigned maxConnections = 64;
+  unsigned maxConnectionsPerUser = 16;
+  /// A connection that sends no request for this long is closed (the
+  /// client opens another when it needs one). 60 s.
+  unsigned idleTimeoutMs = 60000;
+  /// Bytes of request frames (and their parses) all connections hold at
+  /// once; past it a frame is refused (RESOURCE_EXHAUSTED) and its
+  /// connection closed. msld: --grpc-memory-mb, as gRPC's own bound.
+  uint64_t maxBytesHeld = 256ull << 20;
   /// How long a frame may take to arrive once begun, and a reply to be
   /// taken by its client. 2 s.
   unsigned frameTimeoutMs = 2000;
@@ -58,6 +67,9 @@ public:
   LocalCalls(ExecuteService &execute, const Authorizer *auth, ServiceMetrics &metrics, LocalCallsOptions options = {});
   ~LocalCalls(); // stop(now)
 
+  /// Starts taking connections (refused as "msld is starting" until then:
+  /// the ExecuteService must be complete first).
+  void open();
   /// Takes `fd`, a connection that sent "MSLDEXE1" and its 8 version bytes
   /// (`version`): answers "OK\n" and serves it on a thread of its own, or
   /// "ERR <why>\n" and closes it.

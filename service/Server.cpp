@@ -779,6 +779,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
     // Execute calls without gRPC come in on the same socket (LocalCalls.h).
     LocalCallsOptions localOptions;
     localOptions.maxRequestBytes = size_t(std::max(0, options.maxReceiveBytes));
+    localOptions.maxBytesHeld = uint64_t(std::max<int64_t>(0, options.grpcMemoryBytes));
     localOptions.spin = std::chrono::microseconds(
         options.localCallSpinUs >= 0 ? options.localCallSpinUs : std::thread::hardware_concurrency() >= 8 ? 1000 : 0);
     impl->localCalls =
@@ -792,6 +793,7 @@ std::unique_ptr<Server> Server::start(const ServerOptions &options, std::string 
       return nullptr;
     }
     impl->executeLogic->setSharedRegions(impl->sharedRegions.get());
+    impl->localCalls->open(); // only now: a call may name a region
   }
   impl->executorService = std::make_unique<ExecutorGrpc>(*impl->executeLogic, impl->metrics, *impl->gate);
   impl->casService = std::make_unique<CasGrpc>(*impl->logic, impl->metrics, *impl->gate);

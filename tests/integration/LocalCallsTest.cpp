@@ -279,6 +279,48 @@ TEST_F(LocalCallsTest, HostileFramesAreRefusedAndMsldServesOn) {
   expectServesOn();
 }
 
+TEST_F(LocalCallsTest, OneUserHoldsAtMost16ConnectionsAndFramesStayInMsldsBounds) {
+  {
+    std::vector<std::unique_ptr<RawConnection>> held;
+    for (int i = 0; i < 16; ++i) {
+      held.push_back(std::make_unique<RawConnection>(socket_));
+      ASSERT_EQ(held.back()->hello(), "OK\n") << i;
+    }
+    RawConnection seventeenth(socket_);
+    EXPECT_EQ(seventeenth.hello(), "ERR this user holds 16 local connections already, the most one may\n");
+  }
+  // Every connection above is closed: a client gets one again.
+  expectServesOn();
+
+  // A request above --max-receive-bytes: the client hears why, not just
+  // that the connection closed.
+  connect({"--shared-regions-socket", socket_, "--max-receive-bytes", "65536"});
+  msl::client::ClientOptions options = client_->options();
+  options.local_socket = socket_;
+  {
+    msl::client::Client local(options);
+    auto r = DeviceRunner(local).execute(scaleRequest(std::vector<float>(32768, 1.0f), 2).req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().error_code(), StatusCode::RESOURCE_EXHAUSTED) << r.status().error_message();
+    EXPECT_NE(r.status().error_message().find("more than msld takes (65536, --max-receive-bytes)"), std::string::npos)
+        << r.status().error_message();
+  }
+  // Frames held at once stay under --grpc-memory-mb (a frame and its parse):
+  // a 9 MiB request against 16 MiB is refused, a small one runs.
+  connect({"--shared-regions-socket", socket_, "--grpc-memory-mb", "16"});
+  options = client_->options();
+  options.local_socket = socket_;
+  msl::client::Client local(options);
+  DeviceRunner runner(local);
+  auto r = runner.execute(scaleRequest(std::vector<float>(9 << 18, 1.0f), 2).req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().error_code(), StatusCode::RESOURCE_EXHAUSTED) << r.status().error_message();
+  EXPECT_NE(r.status().error_message().find("bytes of local requests already"), std::string::npos)
+      << r.status().error_message();
+  auto small = runner.execute(scaleRequest({1, 2}, 2).req);
+  EXPECT_TRUE(small.ok()) << msl::client::describeStatus(small.status());
+}
+
 TEST_F(LocalCallsTest, ACallPastItsDeadlineOrWhoseClientLeftIsStoppedAndMsldServesOn) {
   {
     // msld's own deadline (timeout_ms): DEADLINE_EXCEEDED, from msld.
