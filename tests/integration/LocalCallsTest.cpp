@@ -198,6 +198,22 @@ TEST_F(LocalCallsTest, AnExecuteGetsTheSameAnswerAsOverGrpc) {
       ASSERT_TRUE(y[i] == std::fma(a, x[i], 1.0f) || y[i] == a * x[i] + 1.0f) << i << ": " << y[i];
     EXPECT_EQ(overLocal->dispatch_time_ns_size(), 1);
   }
+  // Clients that poll for their answer (ClientOptions::busy_poll), over gRPC
+  // (a completion queue) and the local socket: the same bytes.
+  for (bool overLocal : {false, true}) {
+    SCOPED_TRACE(overLocal ? "local, busy_poll" : "gRPC, busy_poll");
+    msl::client::ClientOptions options = localClient_->options();
+    if (!overLocal)
+      options.local_socket.clear();
+    options.busy_poll = std::chrono::milliseconds(2);
+    msl::client::Client polling(options);
+    KernelRequest k = scaleRequest(x, 0.5f);
+    auto expected = runner_->execute(k.req);
+    auto got = DeviceRunner(polling).execute(k.req);
+    ASSERT_TRUE(expected.ok() && got.ok()) << msl::client::describeStatus(got.status());
+    ASSERT_EQ(got->buffers_size(), 1);
+    EXPECT_EQ(got->buffers(0).inline_data(), expected->buffers(0).inline_data());
+  }
   // Buffers in a shared region from the same socket, written back in place.
   auto region = msl::client::SharedRegion::open(socket_, 8192);
   ASSERT_TRUE(region.ok()) << msl::client::describeStatus(region.status());
@@ -219,7 +235,7 @@ TEST_F(LocalCallsTest, AnExecuteGetsTheSameAnswerAsOverGrpc) {
     ASSERT_TRUE(y[i] == std::fma(2.0f, x[i], 1.0f) || y[i] == 2.0f * x[i] + 1.0f) << i;
   // Logged and counted as an Execute, saying how it came.
   EXPECT_NE(daemon_->log().find("transport=local"), std::string::npos) << daemon_->log();
-  EXPECT_EQ(daemon_->metric("msld_requests_total{code=\"OK\",method=\"Execute\"}"), 5);
+  EXPECT_EQ(daemon_->metric("msld_requests_total{code=\"OK\",method=\"Execute\"}"), 9);
 }
 
 TEST_F(LocalCallsTest, ErrorsComeBackAsStatusesAndTheConnectionServesOn) {
