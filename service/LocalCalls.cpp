@@ -16,7 +16,6 @@
 #include <cstring>
 #include <list>
 #include <mutex>
-#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -84,13 +83,25 @@ bool receiveAll(int fd, char *out, size_t size, Clock::time_point deadline) {
   return true;
 }
 
-std::string frameOf(const msl::v1::LocalExecuteReply &reply) {
+// A reply's frame: its length, then the LocalExecuteReply.
+std::string frameOf(const Status &status, const std::string &requestId, msl::v1::ExecuteResponse response = {}) {
+  msl::v1::LocalExecuteReply reply;
+  reply.set_code(int(status.error_code()));
+  reply.set_message(status.error_message());
+  reply.set_request_id(requestId);
+  if (status.ok())
+    *reply.mutable_response() = std::move(response);
   const size_t size = reply.ByteSizeLong();
   std::string out(4 + size, '\0');
   for (int i = 0; i < 4; ++i)
     out[size_t(i)] = char(uint32_t(size) >> (8 * i));
   reply.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t *>(out.data()) + 4);
   return out;
+}
+
+const log::Fields &localTransport() {
+  static const log::Fields fields{{"transport", std::string("local")}};
+  return fields;
 }
 
 } // namespace
@@ -120,6 +131,7 @@ struct LocalCalls::Impl {
 
   /// One call, shared by the connection's thread and whoever answers it.
   struct Call {
+    explicit Call(RpcLog log) : log(std::move(log)) {}
     std::mutex mu;
     std::condition_variable answeredCv;
     bool answered = false;
@@ -128,7 +140,7 @@ struct LocalCalls::Impl {
     bool drained = false;   // past msld's drain deadline: answered UNAVAILABLE
     std::string unsent;     // the reply's bytes the socket did not take at once
     bool sendFailed = false;
-    std::optional<RpcLog> log;
+    RpcLog log;
     std::string device; // its metrics label, once it reaches ExecuteService
     uint32_t timeoutMs = 0;
   };
@@ -167,7 +179,11 @@ struct LocalCalls::Impl {
   /// false when the client is gone.
   bool reject(Connection &c, StatusCode code, const std::string &message);
   bool serveCall(Connection &c, msl::v1::LocalExecuteRequest &request, Reservation &reservation);
-  void answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response, const std::string &requestId);
+  void answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response);
+  /// Waits for `call`'s answer; cancels `running` when its client goes
+  /// away, its deadline passes or msld's drain deadline does.
+  void awaitAnswer(int fd, Call &call, const std::shared_ptr<ExecuteService::Call> &running,
+                   Clock::time_point deadline);
   void reapEnded();
 };
 
@@ -176,14 +192,6 @@ LocalCalls::LocalCalls(ExecuteService &execute, const Authorizer *auth, ServiceM
     : impl_(std::make_unique<Impl>(execute, auth, metrics, options)) {}
 
 LocalCalls::~LocalCalls() { stop(Clock::now()); }
-
-unsigned LocalCalls::connections() const {
-  std::lock_guard lock(impl_->mu);
-  unsigned n = 0;
-  for (const auto &c : impl_->live)
-    n += c->ended ? 0 : 1;
-  return n;
-}
 
 void LocalCalls::Impl::reapEnded() {
   std::list<std::unique_ptr<Connection>> ended;
@@ -340,12 +348,8 @@ bool LocalCalls::Impl::reject(Connection &c, StatusCode code, const std::string 
   RpcLog log("Execute", c.peer, "", "");
   const Status status(code, message);
   metrics.countRequest("Execute", int(code));
-  log.finish(status, {{"transport", std::string("local")}});
-  msl::v1::LocalExecuteReply reply;
-  reply.set_code(int(code));
-  reply.set_message(message);
-  reply.set_request_id(log.id());
-  std::string frame = frameOf(reply);
+  log.finish(status, localTransport());
+  std::string frame = frameOf(status, log.id());
   return sendAll(c.fd, frame.data(), frame.size(), Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs));
 }
 
@@ -388,8 +392,7 @@ void LocalCalls::Impl::serve(Connection &c) {
   }
 }
 
-void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response,
-                              const std::string &requestId) {
+void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::ExecuteResponse response) {
   std::unique_lock lock(call.mu);
   if (call.timedOut && !status.ok())
     status = Status(StatusCode::DEADLINE_EXCEEDED,
@@ -397,19 +400,15 @@ void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::Execut
   else if (call.drained && !status.ok())
     status = Status(StatusCode::UNAVAILABLE, "msld is shutting down and stopped the call past its drain time");
   metrics.countRequest("Execute", int(status.error_code()));
-  if (!call.device.empty())
+  log::Fields fields = localTransport();
+  if (!call.device.empty()) {
     metrics.countExecution(call.device, int(status.error_code()));
-  call.log->finish(status, call.device.empty() ? log::Fields{{"transport", std::string("local")}}
-                                               : log::Fields{{"device", call.device}, {"transport", std::string("local")}});
+    fields.emplace_back("device", call.device);
+  }
+  call.log.finish(status, std::move(fields));
   if (!call.abandoned) {
-    msl::v1::LocalExecuteReply reply;
-    reply.set_code(int(status.error_code()));
-    reply.set_message(status.error_message());
-    reply.set_request_id(requestId);
-    if (status.ok())
-      *reply.mutable_response() = std::move(response);
     // Sent from here, whichever thread this is: the client waits for it.
-    std::string frame = frameOf(reply);
+    std::string frame = frameOf(status, call.log.id(), std::move(response));
     size_t sent = sendNow(fd, frame.data(), frame.size());
     if (sent < frame.size()) {
       if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -423,12 +422,41 @@ void LocalCalls::Impl::answer(int fd, Call &call, Status status, msl::v1::Execut
   call.answeredCv.notify_one();
 }
 
+void LocalCalls::Impl::awaitAnswer(int fd, Call &call, const std::shared_ptr<ExecuteService::Call> &running,
+                                   Clock::time_point deadline) {
+  std::unique_lock lock(call.mu);
+  bool cancelled = false;
+  while (!call.answered) {
+    call.answeredCv.wait_for(lock, std::chrono::milliseconds(20));
+    if (call.answered || cancelled)
+      continue;
+    bool draining, pastDrain;
+    {
+      std::lock_guard stopLock(mu);
+      draining = stopping;
+      pastDrain = stopping && Clock::now() >= drainDeadline;
+    }
+    pollfd p{fd, POLLRDHUP, 0};
+    const short events = ::poll(&p, 1, 0) > 0 ? p.revents : 0;
+    // While msld drains, the end of input is its own SHUT_RD (stop()).
+    const bool gone = (events & (POLLHUP | POLLERR)) || ((events & POLLRDHUP) && !draining);
+    const bool late = Clock::now() >= deadline;
+    if (!gone && !late && !pastDrain)
+      continue;
+    call.abandoned = gone;
+    call.timedOut = late && !gone;
+    call.drained = pastDrain && !gone && !late;
+    cancelled = true;
+    lock.unlock(); // the cancel may answer on this thread
+    execute.cancel(running);
+    lock.lock();
+  }
+}
+
 bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &request, Reservation &reservation) {
   const auto arrived = Clock::now();
-  auto call = std::make_shared<Call>();
-  call->log.emplace("Execute", c.peer, request.request_id(), request.client_id());
+  auto call = std::make_shared<Call>(RpcLog("Execute", c.peer, request.request_id(), request.client_id()));
   call->timeoutMs = request.timeout_ms();
-  const std::string requestId = call->log->id();
   const int fd = c.fd;
 
   Status refused;
@@ -448,64 +476,28 @@ bool LocalCalls::Impl::serveCall(Connection &c, msl::v1::LocalExecuteRequest &re
       refused = Status(StatusCode::UNAVAILABLE, "msld is shutting down");
   }
   if (!refused.ok()) {
-    reservation.release();
-    answer(fd, *call, refused, {}, requestId);
+    answer(fd, *call, refused, {});
   } else {
     call->device = executionDeviceLabel(request.request().device());
     std::string client = c.client;
     if (!request.client_id().empty())
       client += "#" + request.client_id().substr(0, 64);
-    std::shared_ptr<ExecuteService::Call> running;
-    running = execute.execute(
+    auto running = execute.execute(
         std::move(*request.mutable_request()), client,
-        [this, fd, call, requestId](Status s, msl::v1::ExecuteResponse r) {
-          answer(fd, *call, std::move(s), std::move(r), requestId);
-        },
+        [this, fd, call](Status s, msl::v1::ExecuteResponse r) { answer(fd, *call, std::move(s), std::move(r)); },
         arrived);
     reservation.release(); // the job holds what it needs, counted by ExecuteService
-    // Wait for the answer; meanwhile watch for the client going away, the
-    // call's deadline and msld's drain deadline, each of which cancels it.
-    const auto deadline = call->timeoutMs ? arrived + std::chrono::milliseconds(call->timeoutMs)
-                                          : Clock::time_point::max();
-    bool cancelled = false;
-    std::unique_lock lock(call->mu);
-    while (!call->answered) {
-      call->answeredCv.wait_for(lock, std::chrono::milliseconds(20));
-      if (call->answered || cancelled)
-        continue;
-      bool draining, pastDrain;
-      {
-        std::lock_guard stopLock(mu);
-        draining = stopping;
-        pastDrain = stopping && Clock::now() >= drainDeadline;
-      }
-      pollfd p{fd, POLLRDHUP, 0};
-      const short events = ::poll(&p, 1, 0) > 0 ? p.revents : 0;
-      // While msld drains, the end of input is its own SHUT_RD (stop()).
-      const bool gone = (events & (POLLHUP | POLLERR)) || ((events & POLLRDHUP) && !draining);
-      const bool late = Clock::now() >= deadline;
-      if (!gone && !late && !pastDrain)
-        continue;
-      call->abandoned = gone;
-      call->timedOut = late && !gone;
-      call->drained = pastDrain && !gone && !late;
-      cancelled = true;
-      lock.unlock(); // the cancel may answer on this thread
-      execute.cancel(running);
-      lock.lock();
-    }
-    if (call->abandoned)
-      return false;
+    awaitAnswer(fd, *call, running,
+                call->timeoutMs ? arrived + std::chrono::milliseconds(call->timeoutMs) : Clock::time_point::max());
   }
   std::unique_lock lock(call->mu);
-  if (call->sendFailed)
+  if (call->abandoned || call->sendFailed)
     return false;
-  if (!call->unsent.empty()) {
-    std::string rest = std::move(call->unsent);
-    lock.unlock();
-    return sendAll(fd, rest.data(), rest.size(), Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs));
-  }
-  return true;
+  if (call->unsent.empty())
+    return true;
+  std::string rest = std::move(call->unsent);
+  lock.unlock();
+  return sendAll(fd, rest.data(), rest.size(), Clock::now() + std::chrono::milliseconds(options.frameTimeoutMs));
 }
 
 } // namespace msl::service

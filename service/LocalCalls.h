@@ -80,8 +80,6 @@ public:
   void beginStop(std::chrono::steady_clock::time_point drainDeadline);
   /// beginStop, then returns once every connection's thread has ended.
   void stop(std::chrono::steady_clock::time_point drainDeadline);
-  /// Connections served now.
-  unsigned connections() const;
 
   struct Impl;
 

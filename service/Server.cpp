@@ -75,12 +75,11 @@ std::string clientOf(const grpc::CallbackServerContext &ctx) {
 // metadata (RpcLog.h).
 RpcLog startRpcLog(grpc::CallbackServerContext *ctx, const char *method) {
   const auto &metadata = ctx->client_metadata();
-  auto header = [&](const char *name, size_t most) {
+  auto header = [&](const char *name) {
     auto it = metadata.find(name);
-    return it == metadata.end() ? std::string_view()
-                                : std::string_view(it->second.data(), std::min(it->second.size(), most));
+    return it == metadata.end() ? std::string_view() : std::string_view(it->second.data(), it->second.size());
   };
-  RpcLog log(method, ctx->peer(), header(log::kRequestIdHeader, 1 << 20), header("msld-client-id", 64));
+  RpcLog log(method, ctx->peer(), header(log::kRequestIdHeader), header("msld-client-id"));
   ctx->AddInitialMetadata(log::kRequestIdHeader, log.id());
   return log;
 }

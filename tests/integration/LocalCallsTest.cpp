@@ -355,7 +355,8 @@ TEST_F(LocalCallsTest, ACallPastItsDeadlineOrWhoseClientLeftIsStoppedAndMsldServ
     msl::v1::LocalExecuteReply reply = c.reply();
     EXPECT_EQ(reply.code(), int(StatusCode::DEADLINE_EXCEEDED)) << reply.message();
     EXPECT_NE(reply.message().find("ran past its timeout_ms (300 ms)"), std::string::npos) << reply.message();
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(60)); // not the kernel's own 10 s
+    // Ended at its 300 ms, not by the kernel's own 10 s limit.
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(8));
   }
   expectServesOn();
   {
@@ -368,7 +369,7 @@ TEST_F(LocalCallsTest, ACallPastItsDeadlineOrWhoseClientLeftIsStoppedAndMsldServ
     auto r = runner.execute(endlessRequest().req);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().error_code(), StatusCode::DEADLINE_EXCEEDED) << r.status().error_message();
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(8)); // its 400 ms, not the kernel's 10 s
   }
   expectServesOn();
   // Both calls ended as such in msld (its log says so).
