@@ -13,7 +13,12 @@
 #                                             msl-bench-gpu: the kernel table, the copy bandwidth,
 #                                             the Execute overhead beside the direct launch.
 #                                             ptxas -v, SASS of both sides into $OUT (or build-gpu-bench/out)
-#   GPU:  scripts/gpu-bench.sh conformance [msl-conformance flags]   msl-conformance --device cuda:0
+#   GPU:  scripts/gpu-bench.sh conformance [msl-conformance flags]   msl-conformance --device cuda:0,
+#                                             sweeps judged on the GPU (--gpu-checker: the cubin of
+#                                             tests/conformance/gpu/GpuChecker.cu, built by nvcc here
+#                                             where there is one, else there; GPU_CHECKER=0: on the host)
+#   GPU:  scripts/gpu-bench.sh conformance-compare [FUNCTIONS]   the same 2^24-sample table judged on the GPU
+#                                             and on the host: they must be equal, digit for digit
 #
 # The GPU machine has the driver and the CUDA toolkit but neither our Debian
 # libraries nor LLVM, as for scripts/gpu-e2e.sh: msld runs there with
@@ -55,6 +60,15 @@ PY
   rm "$2.all"
 }
 
+# msl-conformance's GPU checker (tests/conformance/gpu/GpuChecker.cu) for sm_90; $1: the cubin.
+build_gpu_checker() {
+  local nvcc
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  [ -x "$nvcc" ] || return 1
+  "$nvcc" -std=c++20 --expt-relaxed-constexpr -O3 -arch=sm_90 -cubin -Itests/conformance -o "$1" \
+    tests/conformance/gpu/GpuChecker.cu
+}
+
 unpack() {
   rm -rf "$root"
   mkdir -p "$root"
@@ -93,6 +107,7 @@ bundle)
   for b in "$stage"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  build_gpu_checker "$stage/gpu-checker.cubin" || echo "no nvcc here: the GPU checker is built there"
   tar -C "$stage" -cJf "$out/bundle.tar.xz" .
   rm -rf "$stage"
   ls -la "$out/bundle.tar.xz";;
@@ -141,8 +156,22 @@ conformance)
   mkdir -p "$o"
   [ -x "$root/bin/msl-conformance" ] || unpack
   export LD_LIBRARY_PATH=$root/lib MSLD_COMPILE_REPLAY_DIR=$root/recordings
-  "$root/bin/msl-conformance" --device cuda:0 "$@";;
+  checker=()
+  if [ "${GPU_CHECKER:-1}" != 0 ]; then
+    [ -s "$root/gpu-checker.cubin" ] || build_gpu_checker "$root/gpu-checker.cubin"
+    checker=(--gpu-checker "$root/gpu-checker.cubin")
+  fi
+  "$root/bin/msl-conformance" --device cuda:0 "${checker[@]}" "$@";;
+conformance-compare)
+  o=${OUT:-$out/out}
+  mkdir -p "$o"
+  fns=${2:-sin,exp,tanh,sqrt,log,sincos,frexp,acosh,rint,atan2,pow}
+  "$0" conformance --types float --functions "$fns" --samples 2^24 --jobs 14 --output "$o/gpu-checked.md" >/dev/null || true
+  GPU_CHECKER=0 "$0" conformance --types float --functions "$fns" --samples 2^24 --jobs 14 \
+    --output "$o/host-checked.md" >/dev/null || true
+  diff <(grep -v '^time' "$o/gpu-checked.md") <(grep -v '^time' "$o/host-checked.md")
+  echo "the GPU checker's table equals the host's ($fns)";;
 *)
-  echo "usage: $0 bundle | run | conformance [msl-conformance flags]" >&2
+  echo "usage: $0 bundle | run | conformance [msl-conformance flags] | conformance-compare [functions]" >&2
   exit 2;;
 esac

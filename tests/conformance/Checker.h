@@ -1,27 +1,25 @@
 //===- Checker.h - One sample against the tables, and the statistics ------===//
 //
-// A result passes when its table allows it for the exact result, or when
-// 7.1's flushing explains it: "Denormalized ... numbers passed as input to or
-// produced as the output of ... arithmetic operations may be flushed to
-// zero". So a zero is accepted where an allowed result is subnormal, and a
-// result is also judged against the exact result at the inputs with every
-// subnormal input flushed (to a zero of its sign, or +0). Either acceptance is
+// The judgement of one sample is Judge.h's (shared with the GPU checker);
+// here are the statistics of a row the report is made of. Both acceptances
+// of 7.1 (a result allowed as is, or only as a flushed denormal) are
 // counted, so the report can say whether the device keeps or flushes
-// denormals. With fast math (7.1: "the behavior of handling NaN or INF (as
-// inputs or outputs) is undefined") samples with an INF or NaN input or
-// exact result are skipped.
+// denormals.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "Bounds.h"
 #include "Functions.h"
+#include "Reference.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace msl::conformance {
+
+struct ResultVerdict;
 
 /// One sample as the report shows it.
 struct SampleRecord {
@@ -52,6 +50,8 @@ struct RowStats {
   std::vector<SampleRecord> roundedTowardZero; // the first few of those
   static constexpr size_t kKeptFailures = 4;
 
+  /// One judged result (Judge.h), `r` being its record.
+  void add(const ResultVerdict &v, const SampleRecord &r);
   void merge(const RowStats &o);
   /// After the last sample: 7.2 lets a device round to nearest even or
   /// toward zero, not both, so a row with results of both kinds fails with

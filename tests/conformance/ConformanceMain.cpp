@@ -24,11 +24,15 @@
 #include "BenchSupport.h"
 #include "Bounds.h"
 #include "Checker.h"
+#include "ChunkCheck.h"
 #include "Functions.h"
+#include "GpuCheck.h"
 #include "Inputs.h"
+#include "Judge.h"
 
 #include "msl/client/Client.h"
 #include "msl/client/MslcRun.h"
+#include "msl/client/SharedRegion.h"
 
 #include <CLI/CLI.hpp>
 
@@ -78,6 +82,8 @@ struct Args {
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   uint32_t seed = 20170912;
   std::string output;
+  std::string gpuChecker;    // GpuChecker.cu's cubin: sweeps judged on the GPU (--device cuda:N)
+  std::string regionsSocket; // with --msld and --gpu-checker: that msld's --shared-regions-socket
 };
 
 // "16777216", "2^24" or "1<<24".
@@ -102,11 +108,25 @@ struct Mode {
   msl::v1::CompileRequest compile;
 };
 
-// The results of one chunk of a batch: out[mode][result][sample].
+// The results of one chunk of a batch: out[mode][result][sample], in
+// `inlineResults` or in the chunk's slot of the shared region.
 struct ChunkResult {
-  std::vector<std::vector<uint32_t>> out[2];
+  const uint32_t *out[kGpuCheckMaxModes][2] = {};
+  std::vector<uint32_t> inlineResults[kGpuCheckMaxModes][2];
   int64_t deviceNs = 0;
   std::string error;
+};
+
+// Where a chunk's results go instead of coming back inline: slot `slot` of
+// a shared region, each (mode, result) `chunk` words.
+struct ResultSlots {
+  msl::client::SharedRegion *region = nullptr;
+  uint64_t chunk = 0;
+  static constexpr uint64_t kBuffersPerSlot = kGpuCheckMaxModes * 2;
+  uint64_t slotBytes() const { return kBuffersPerSlot * chunk * 4; }
+  uint64_t offset(size_t slot, size_t mode, int result) const {
+    return slot * slotBytes() + (mode * 2 + result) * chunk * 4;
+  }
 };
 
 class Runner {
@@ -116,18 +136,10 @@ public:
 
   const std::vector<Mode> &modes() const { return modes_; }
 
-  // The batch's parameters for the chunk starting at `offset`.
-  static Params chunkParams(const Batch &b, uint64_t offset) {
-    Params p = b.params;
-    if (p.mode == Params::kSweep) p.start += uint32_t(offset * p.stride);
-    if (p.mode == Params::kHashed) p.start += uint32_t(offset);
-    return p;
-  }
-
   // Every mode's Execute of the chunk at once (msld overlaps their
   // transfers; the device runs them in turn).
-  ChunkResult run(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset,
-                  uint32_t count) const {
+  ChunkResult run(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset, uint32_t count,
+                  const ResultSlots *slots = nullptr, size_t slot = 0) const {
     ChunkResult r;
     Params p = chunkParams(b, offset);
     std::string kernel = std::string(f.precision == kBinary32.precision ? "f32_" : "f16_") + fn.name;
@@ -138,8 +150,13 @@ public:
       *req.mutable_compile() = modes_[m].compile;
       req.set_kernel(kernel);
       req.set_device(device_);
-      req.add_buffers()->set_zeros(uint64_t(count) * 4);
-      req.add_buffers()->set_zeros(fn.results == 2 ? uint64_t(count) * 4 : 4);
+      for (int k = 0; k < 2; ++k) {
+        uint64_t bytes = k == 0 || fn.results == 2 ? uint64_t(count) * 4 : 4;
+        if (slots)
+          *req.add_buffers()->mutable_shared() = slots->region->range(slots->offset(slot, m, k), bytes);
+        else
+          req.add_buffers()->set_zeros(bytes);
+      }
       if (p.mode == Params::kExplicit)
         req.add_buffers()->set_inline_(std::string(reinterpret_cast<const char *>(b.bits.data() + offset * fn.arity),
                                                    size_t(count) * fn.arity * 4));
@@ -161,16 +178,22 @@ public:
         errors[m] = kernel + " (" + modeName(modes_[m].mode) + "): " + msl::client::describeStatus(resp.status());
         return;
       }
-      r.out[m].assign(fn.results, {});
       for (const auto &buf : resp->buffers()) {
         if (buf.buffer() >= uint32_t(fn.results)) continue;
-        auto &v = r.out[m][buf.buffer()];
-        v.resize(buf.inline_data().size() / 4);
+        int k = int(buf.buffer());
+        if (slots && buf.in_shared_region()) {
+          r.out[m][k] = reinterpret_cast<const uint32_t *>(slots->region->data() + slots->offset(slot, m, k));
+          continue;
+        }
+        auto &v = r.inlineResults[m][k];
+        if (buf.inline_data().size() < uint64_t(count) * 4) continue;
+        v.resize(count);
         std::memcpy(v.data(), buf.inline_data().data(), v.size() * 4);
+        r.out[m][k] = v.data();
       }
       for (int k = 0; k < fn.results; ++k)
-        if (r.out[m][k].size() < count) {
-          errors[m] = kernel + ": result buffer " + std::to_string(k) + " is short";
+        if (!r.out[m][k]) {
+          errors[m] = kernel + ": result buffer " + std::to_string(k) + " is missing or short";
           return;
         }
       for (int64_t t : resp->dispatch_time_ns()) ns[m] += t;
@@ -205,39 +228,6 @@ struct Row {
   RowStats stats;
   double seconds = 0;
 };
-
-// Checks one chunk on `jobs` threads: each sample's exact results once,
-// then every mode's results against them.
-void checkChunk(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset, uint32_t count,
-                const ChunkResult &r, const std::vector<Mode> &modes, unsigned jobs, std::vector<RowStats> &stats) {
-  Params p = Runner::chunkParams(b, offset);
-  const uint32_t *explicitBits = p.mode == Params::kExplicit ? b.bits.data() + offset * fn.arity : nullptr;
-  std::vector<std::vector<RowStats>> part(jobs, std::vector<RowStats>(modes.size()));
-  auto work = [&](unsigned t) {
-    uint64_t lo = uint64_t(count) * t / jobs, hi = uint64_t(count) * (t + 1) / jobs;
-    for (uint64_t i = lo; i < hi; ++i) {
-      uint32_t bits[3] = {0, 0, 0};
-      double in[3] = {0, 0, 0};
-      for (int j = 0; j < fn.arity; ++j) {
-        bits[j] = argBits(p, explicitBits, i, j, fn.arity);
-        in[j] = fn.intSecondArg && j == 1 ? intArg(bits[j]) : valueOf(f, bits[j]);
-      }
-      Approx exact[2];
-      reference(fn.fn, f, in, exact);
-      for (size_t m = 0; m < modes.size(); ++m) {
-        if (!hasRow(fn.fn, f, modes[m].mode)) continue;
-        uint32_t got[2] = {r.out[m][0][i], fn.results == 2 ? r.out[m][1][i] : 0};
-        checkSample(fn, f, modes[m].mode, bits, in, got, exact, part[t][m]);
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto &th : pool) th.join();
-  for (unsigned t = 0; t < jobs; ++t)
-    for (size_t m = 0; m < modes.size(); ++m) stats[m].merge(part[t][m]);
-}
 
 std::string inputText(const FunctionInfo &fn, const FloatFormat &f, const SampleRecord &s) {
   std::string t;
@@ -320,6 +310,11 @@ int main(int argc, char **argv) {
   app.add_option("--in-flight", args.inFlight, "chunks sent ahead while one is checked")->capture_default_str();
   app.add_option("--seed", args.seed, "of the random samples")->capture_default_str();
   app.add_option("--output", args.output, "also write the report to this file");
+  app.add_option("--gpu-checker", args.gpuChecker,
+                 "with --device cuda:N: judge the sweeps on that GPU with this cubin of GpuChecker.cu (nvcc; "
+                 "scripts/gpu-bench.sh builds it); --chunk then defaults to 2^24");
+  app.add_option("--regions-socket", args.regionsSocket,
+                 "with --msld and --gpu-checker: that msld's --shared-regions-socket (results travel through it)");
   CLI11_PARSE(app, argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -327,7 +322,16 @@ int main(int argc, char **argv) {
   plan.samples = parseCount(args.samples);
   plan.exhaustive = args.exhaustive;
   plan.seed = args.seed;
+  if (!args.gpuChecker.empty() && !app.count("--chunk")) args.chunk = 1u << 24;
   if (args.chunk == 0 || args.chunk > (1u << 24)) die("--chunk must be in [1, 2^24]");
+  int gpuOrdinal = -1;
+  if (!args.gpuChecker.empty()) {
+    if (args.device.rfind("cuda:", 0) != 0 || args.device.size() == 5 ||
+        args.device.find_first_not_of("0123456789", 5) != std::string::npos)
+      die("--gpu-checker needs --device cuda:N");
+    gpuOrdinal = std::stoi(args.device.substr(5));
+    if (!args.msld.empty() && args.regionsSocket.empty()) die("--gpu-checker with --msld needs --regions-socket");
+  }
   args.jobs = std::max(1u, args.jobs);
   args.inFlight = std::max<size_t>(1, args.inFlight);
 
@@ -374,8 +378,10 @@ int main(int argc, char **argv) {
       o.extraArgs = {"--exec-workers", "0"};
     }
     o.extraArgs.insert(o.extraArgs.end(), args.msldArgs.begin(), args.msldArgs.end());
+    o.sharedRegions = !args.gpuChecker.empty();
     if (std::string error; !daemon.start(o, &error)) die(error);
     address = "127.0.0.1:" + std::to_string(daemon.grpcPort());
+    args.regionsSocket = daemon.sharedRegionsSocket();
   }
   msl::client::ClientOptions copts;
   copts.address = address;
@@ -419,6 +425,28 @@ int main(int argc, char **argv) {
   }
   Runner runner(client, args.device, modes);
 
+  // With the GPU checker: a slot of the shared region per chunk in flight,
+  // and one for the chunk being judged.
+  std::unique_ptr<GpuChecker> gpu;
+  std::unique_ptr<msl::client::SharedRegion> region;
+  ResultSlots slots;
+  const size_t slotCount = args.inFlight + 1;
+  double gpuSeconds = 0;
+  if (!args.gpuChecker.empty()) {
+    std::string why;
+    gpu = GpuChecker::open(args.gpuChecker, gpuOrdinal, uint32_t(args.chunk), why);
+    if (!gpu) die("--gpu-checker: " + why);
+    slots.chunk = args.chunk;
+    auto opened = msl::client::SharedRegion::open(args.regionsSocket, slotCount * slots.slotBytes());
+    if (!opened)
+      die("shared region of " + std::to_string(slotCount * slots.slotBytes() >> 20) + " MiB at " + args.regionsSocket +
+          ": " + msl::client::describeStatus(opened.status()) +
+          " (fewer --in-flight, a smaller --chunk, or msld's --shared-region-max-mb)");
+    region = std::move(*opened);
+    slots.region = region.get();
+    if (!gpu->pin(region->data(), region->size(), why)) std::cerr << "msl-conformance: " << why << " (copies not pinned)\n";
+  }
+
   auto started = Clock::now();
   std::vector<std::string> exhaustiveRows; // "sin float", ...
   std::vector<std::string> notRun;         // past --time-limit-s
@@ -452,8 +480,11 @@ int main(int argc, char **argv) {
         for (uint64_t at = 0; at < b.count; at += args.chunk)
           chunks.push_back({at, uint32_t(std::min<uint64_t>(args.chunk, b.count - at))});
         // The device runs the next --in-flight chunks while the host checks this one.
+        const bool onGpu = gpu && b.params.mode != Params::kExplicit;
         auto launch = [&](size_t c) {
-          return std::async(std::launch::async, [&, c] { return runner.run(*fn, *f, b, chunks[c].first, chunks[c].second); });
+          return std::async(std::launch::async, [&, c] {
+            return runner.run(*fn, *f, b, chunks[c].first, chunks[c].second, onGpu ? &slots : nullptr, c % slotCount);
+          });
         };
         std::deque<std::future<ChunkResult>> pending;
         size_t launched = 0;
@@ -464,7 +495,16 @@ int main(int argc, char **argv) {
           if (!r.error.empty()) die("Execute " + r.error);
           if (launched < chunks.size()) pending.push_back(launch(launched++));
           deviceNs += r.deviceNs;
-          checkChunk(*fn, *f, b, chunks[c].first, chunks[c].second, r, modes, args.jobs, stats);
+          if (!onGpu) {
+            checkChunk(*fn, *f, b, chunks[c].first, chunks[c].second, r.out, modeList, args.jobs, stats);
+            continue;
+          }
+          GpuChunkVerdict verdict;
+          std::string why;
+          if (!gpu->check(*fn, *f, chunkParams(b, chunks[c].first), chunks[c].second, modeList, r.out, verdict, why))
+            die(why);
+          gpuSeconds += verdict.seconds;
+          mergeGpuVerdict(*fn, *f, b, chunks[c].first, chunks[c].second, r.out, modeList, args.jobs, verdict, stats);
         }
       }
       double seconds = std::chrono::duration<double>(Clock::now() - fnStarted).count();
@@ -506,7 +546,9 @@ int main(int argc, char **argv) {
     for (const auto &r : notRun) out << " " << r;
     out << "\n";
   }
-  out << "time: " << int(totalSeconds) << " s, of which kernels " << int(deviceNs / 1000000000) << " s\n\n";
+  out << "time: " << int(totalSeconds) << " s, of which kernels " << int(deviceNs / 1000000000) << " s";
+  if (gpu) out << "; sweeps judged on the GPU (--gpu-checker), " << int(gpuSeconds) << " s of copies and checks there";
+  out << "\n\n";
   out << "| function | type | mode | max error (ulp) | bound | worst input | samples | result |\n";
   out << "|---|---|---|---:|---|---|---:|---|\n";
   bool allPass = true;

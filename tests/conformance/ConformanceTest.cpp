@@ -1,9 +1,12 @@
 // Unit tests of msl-conformance's pieces, without msld: the spec's ulp and
 // the roundings (Ulp.h), the double references against MPFR (their error
-// within eps, their residual signs), and the checker against decisions made
-// with MPFR alone, so that the double fast path never judges differently.
+// within eps, their residual signs), the checker against decisions made
+// with MPFR alone, so that the double fast path never judges differently,
+// and the GPU checker's tally (run here) merged as the host would judge.
 #include "Bounds.h"
 #include "Checker.h"
+#include "ChunkCheck.h"
+#include "GpuCheckAbi.h"
 #include "Functions.h"
 #include "Inputs.h"
 #include "Ulp.h"
@@ -157,6 +160,135 @@ TEST(Checker, AgreesWithMpfr) {
                                 << ") got " << got << " exact ~ " << a.v;
         }
       }
+    }
+  }
+}
+
+// The GPU checker's way (GpuCheckAbi.h tallySample per sample, tallies per
+// block as the kernel's grid-stride loop makes them, then mergeGpuVerdict)
+// gives the same row statistics as judging every sample on the host
+// (checkChunk): counts, worst samples, failures, flushes, roundings toward
+// zero. The device's results are the host's own, with faults put in.
+struct GpuTallyCase {
+  Fn fn;
+  uint32_t start, stride;
+  bool faults = true;
+};
+
+void expectSameRecord(const SampleRecord &a, const SampleRecord &b, const std::string &what) {
+  EXPECT_EQ(a.in[0], b.in[0]) << what;
+  EXPECT_EQ(a.in[1], b.in[1]) << what;
+  EXPECT_EQ(a.result, b.result) << what;
+  EXPECT_EQ(a.got, b.got) << what;
+  EXPECT_EQ(a.ulps, b.ulps) << what;
+}
+
+TEST(GpuChecker, TallyMergesAsTheHostJudges) {
+  const FloatFormat &f = kBinary32;
+  const std::vector<MathMode> modes = {MathMode::Precise, MathMode::Fast};
+  // Past one round of the kernel's grid, so that a block holds samples far
+  // apart (the first of equal worst errors is then not the first block's).
+  constexpr uint32_t kCount = kGpuCheckBlocks * kGpuCheckThreads + 4096;
+  // fabs from the NaNs up, without faults: fast math skips the first
+  // block's samples, so its first sample with the largest error (0) is in
+  // the second block, and the first block has others later.
+  for (const GpuTallyCase &c : {GpuTallyCase{Fn::Sin, 0x10u, 16411u}, GpuTallyCase{Fn::Sqrt, 0x10u, 16411u},
+                                GpuTallyCase{Fn::Sincos, 0x10u, 16411u}, GpuTallyCase{Fn::Frexp, 0x10u, 16411u},
+                                GpuTallyCase{Fn::Exp, 0x10u, 3u}, GpuTallyCase{Fn::Fabs, 0x7fffff00u, 1u, false}}) {
+    const FunctionInfo &fn = info(c.fn);
+    Batch b;
+    b.params.mode = Params::kSweep;
+    b.params.start = c.start;
+    b.params.stride = c.stride;
+    b.count = kCount;
+    // The device's results: the reference rounded to nearest, then faults:
+    // 3 ulp too far (fails precise sin's 4-ulp bound from the wrong side of
+    // 1-2 ulp errors below), toward zero (a correctly rounded row lists
+    // it), a zero for a subnormal result (accepted only as flushed).
+    std::vector<uint32_t> results[2][2];
+    for (size_t m = 0; m < modes.size(); ++m)
+      for (int k = 0; k < 2; ++k) results[m][k].assign(kCount, 0);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      uint32_t bits = argBits(b.params, nullptr, i, 0, 1);
+      double in[3] = {valueOf(f, bits), 0, 0};
+      Approx exact[2];
+      reference(fn.fn, f, in, exact);
+      for (size_t m = 0; m < modes.size(); ++m)
+        for (int k = 0; k < fn.results; ++k) {
+          double v = exact[k].v;
+          uint32_t got = fn.intResult[k] ? uint32_t(int32_t(v)) : bitsOf(f, roundTo(f, v, Rounding::NearestEven));
+          if (c.faults && !fn.intResult[k] && std::isfinite(v) && v != 0) {
+            if (i % 97 == 5) got += 6 * (m + 1);
+            if (i % 61 == 7) got = bitsOf(f, roundTo(f, v, Rounding::TowardZero));
+            if (i % 13 == 3 && isSubnormal(f, roundTo(f, v, Rounding::NearestEven))) got = bitsOf(f, std::copysign(0.0, v));
+          }
+          results[m][k][i] = got;
+        }
+    }
+    const uint32_t *out[kGpuCheckMaxModes][2] = {};
+    for (size_t m = 0; m < modes.size(); ++m)
+      for (int k = 0; k < 2; ++k) out[m][k] = results[m][k].data();
+
+    std::vector<RowStats> host(modes.size());
+    checkChunk(fn, f, b, 0, kCount, out, modes, 2, host);
+
+    GpuCheckArgs a{};
+    a.fn = fn;
+    a.params = chunkParams(b, 0);
+    a.count = kCount;
+    a.modes = uint32_t(modes.size());
+    a.binary32 = 1;
+    for (size_t m = 0; m < modes.size(); ++m) {
+      a.mode[m] = modes[m];
+      a.got[m][0] = out[m][0];
+      a.got[m][1] = out[m][1];
+    }
+    std::vector<GpuTally> blocks(kGpuCheckBlocks * modes.size(), emptyTally());
+    GpuChunkVerdict v;
+    for (uint32_t i = 0; i < kCount; ++i) {
+      GpuTally *t = &blocks[(i / kGpuCheckThreads) % kGpuCheckBlocks * modes.size()];
+      if (!tallySample(a, gpuCheckFormat(a), i, t)) v.listed.push_back(i);
+    }
+    for (size_t blk = 0; blk < kGpuCheckBlocks; ++blk)
+      for (size_t m = 0; m < modes.size(); ++m) {
+        const GpuCheckCounts &t = blocks[blk * modes.size() + m].counts;
+        v.counts[m].checked += t.checked;
+        v.counts[m].skipped += t.skipped;
+        v.counts[m].flushed += t.flushed;
+        v.counts[m].nearestOnly += t.nearestOnly;
+        v.counts[m].specials += t.specials;
+        v.best.push_back(blocks[blk * modes.size() + m].best);
+      }
+    // Faults are listed, clean samples are not.
+    if (fn.fn != Fn::Fabs) EXPECT_GT(v.listed.size(), kCount / 200) << fn.name;
+    EXPECT_LT(v.listed.size(), kCount / 4) << fn.name;
+    std::vector<RowStats> gpu(modes.size());
+    mergeGpuVerdict(fn, f, b, 0, kCount, out, modes, 2, v, gpu);
+
+    for (size_t m = 0; m < modes.size(); ++m) {
+      std::string what = std::string(fn.name) + " " + modeName(modes[m]);
+      const RowStats &h = host[m], &g = gpu[m];
+      EXPECT_EQ(g.checked, h.checked) << what;
+      EXPECT_EQ(g.skipped, h.skipped) << what;
+      EXPECT_EQ(g.failures, h.failures) << what;
+      EXPECT_EQ(g.flushed, h.flushed) << what;
+      EXPECT_EQ(g.towardZero, h.towardZero) << what;
+      EXPECT_EQ(g.nearestOnly, h.nearestOnly) << what;
+      EXPECT_EQ(g.mpfr, h.mpfr) << what;
+      EXPECT_EQ(g.specials, h.specials) << what;
+      EXPECT_EQ(g.specialFailures, h.specialFailures) << what;
+      ASSERT_EQ(g.haveMax, h.haveMax) << what;
+      if (h.haveMax) expectSameRecord(g.max, h.max, what + " max");
+      ASSERT_EQ(g.haveMaxAbs, h.haveMaxAbs) << what;
+      if (h.haveMaxAbs) expectSameRecord(g.maxAbs, h.maxAbs, what + " maxAbs");
+      ASSERT_EQ(g.failed.size(), h.failed.size()) << what;
+      for (size_t j = 0; j < h.failed.size(); ++j) expectSameRecord(g.failed[j], h.failed[j], what + " failure");
+      ASSERT_EQ(g.roundedTowardZero.size(), h.roundedTowardZero.size()) << what;
+      if (fn.fn == Fn::Sin && modes[m] == MathMode::Precise) {
+        EXPECT_GT(h.failures, 0u) << what; // the faults are there to be found
+        EXPECT_GT(h.flushed, 0u) << what;
+      }
+      if (fn.fn == Fn::Sqrt && modes[m] == MathMode::Precise) EXPECT_GT(h.towardZero, 0u) << what;
     }
   }
 }

@@ -2,15 +2,9 @@
 //
 // Every operation and function with a row in the accuracy tables of MSL 2.0
 // section 7.4 (single precision, single precision with fast math, half
-// precision), with a reference for its exact result:
+// precision), with references for its exact result:
 //
-//  * reference(): in double. A binary32 or binary16 input is a double, and
-//    the exact result of most rows (+ - * of floats, fma's product, the
-//    rounding functions, fmod, ldexp, ...) is a double too, or the double
-//    operation is error-free-checkable (an fma residual, a two-sum), so the
-//    double result is exact and says so (eps 0). The transcendental functions
-//    come from glibc's double libm, whose largest documented errors are a few
-//    double ulps (libm-test-ulps), far inside kLibmEps relative.
+//  * reference() (Reference.h): in double, with its error bound.
 //  * ExactValue (MPFR, 256 bits): used where the double answer cannot decide,
 //    i.e. where the exact result is within eps of a rounding boundary of the
 //    result format (correctly rounded rows) or the measured error is within
@@ -66,25 +60,6 @@ struct FunctionInfo {
 
 const std::vector<FunctionInfo> &allFunctions();
 const FunctionInfo &info(Fn fn);
-
-/// A double approximation of an exact result: |v - exact| <= eps * |v|;
-/// eps 0: v is exact (NaN and infinities are always exact). Where the double
-/// is one correctly rounded operation, its residual also gives the sign of
-/// exact - v (tailSign, with tailKnown), which decides every rounding of the
-/// exact value without MPFR. !defined: the spec leaves this result open
-/// (ilogb(0), frexp's exponent of INF).
-struct Approx {
-  double v = 0;
-  double eps = 0;
-  bool defined = true;
-  bool tailKnown = false;
-  int tailSign = 0;
-};
-constexpr double kLibmEps = 0x1p-48;
-
-/// The exact results of fn at `in` (values of f; an int argument as a
-/// double): out[0], and out[1] for two-result functions.
-void reference(Fn fn, const FloatFormat &f, const double *in, Approx *out);
 
 /// An exact result held by MPFR, computed when first needed.
 class ExactValue {

@@ -3,6 +3,7 @@
 
 #include "Functions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,44 +12,15 @@
 
 namespace msl::conformance {
 
-uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-uint32_t argBits(const Params &p, const uint32_t *explicitBits, uint64_t i, unsigned arg, unsigned arity) {
-  uint32_t i32 = uint32_t(i);
-  if (p.mode == Params::kExplicit) return explicitBits[i * arity + arg];
-  if (p.mode == Params::kSweep) {
-    uint32_t b = p.start + i32 * p.stride;
-    return arity == 1 ? b : (arg == 0 ? b >> 16 : b & 0xffffu);
-  }
-  return mix32(mix32(p.start + i32 + p.seed) ^ (0x9e3779b9u * (arg + 1)));
-}
-
-int intArg(uint32_t bits) { return int(bits % 641u) - 320; }
-
-double valueOf(const FloatFormat &f, uint32_t bits) {
-  if (f.precision == kBinary32.precision) {
-    float v;
-    std::memcpy(&v, &bits, 4);
-    return v;
-  }
-  uint32_t h = bits & 0xffffu;
-  double sign = (h & 0x8000u) ? -1.0 : 1.0;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return m ? std::copysign(std::numeric_limits<double>::quiet_NaN(), sign)
-                          : sign * std::numeric_limits<double>::infinity();
-  if (e == 0) return sign * std::ldexp(double(m), -24);
-  return sign * std::ldexp(double(m | 0x400u), int(e) - 25);
+Params chunkParams(const Batch &b, uint64_t offset) {
+  Params p = b.params;
+  if (p.mode == Params::kSweep) p.start += uint32_t(offset * p.stride);
+  if (p.mode == Params::kHashed) p.start += uint32_t(offset);
+  return p;
 }
 
 uint32_t bitsOf(const FloatFormat &f, double v) {
-  if (f.precision == kBinary32.precision) {
+  if (f.isBinary32()) {
     float x = float(v);
     uint32_t b;
     std::memcpy(&b, &x, 4);
@@ -63,8 +35,6 @@ uint32_t bitsOf(const FloatFormat &f, double v) {
   uint32_t m = uint32_t(a / std::ldexp(1.0, e - 10)) & 0x3ffu;
   return sign | uint32_t(e + 15) << 10 | m;
 }
-
-bool isSubnormal(const FloatFormat &f, double v) { return v != 0 && std::fabs(v) < f.minNormal(); }
 
 namespace {
 

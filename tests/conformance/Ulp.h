@@ -19,7 +19,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <algorithm>
+#include "HostDevice.h"
+
 #include <cmath>
 #include <limits>
 
@@ -32,27 +33,30 @@ struct FloatFormat {
   int minExponent; // the smallest normal is 2^minExponent
   int maxExponent; // the largest binade is [2^maxExponent, 2^(maxExponent+1))
 
-  double minNormal() const { return std::ldexp(1.0, minExponent); }
-  double maxFinite() const { return std::ldexp(2.0 - std::ldexp(1.0, 1 - precision), maxExponent); }
+  MSL_HD double minNormal() const { return std::ldexp(1.0, minExponent); }
+  MSL_HD double maxFinite() const { return std::ldexp(2.0 - std::ldexp(1.0, 1 - precision), maxExponent); }
   /// The spacing of the subnormals (the smallest positive value).
-  double minSubnormal() const { return std::ldexp(1.0, minExponent - precision + 1); }
+  MSL_HD double minSubnormal() const { return std::ldexp(1.0, minExponent - precision + 1); }
   /// The exponent e of the binade [2^e, 2^(e+1)) holding |x|, clamped to
   /// [minExponent, maxExponent] (x finite).
-  int binade(double x) const {
+  MSL_HD int binade(double x) const {
     if (x == 0) return minExponent;
     int e;
     std::frexp(x, &e); // |x| in [2^(e-1), 2^e)
-    return std::clamp(e - 1, minExponent, maxExponent);
+    e -= 1;
+    return e < minExponent ? minExponent : e > maxExponent ? maxExponent : e;
   }
   /// The spacing of the values in the binade holding |x| (x finite).
-  double spacing(double x) const { return std::ldexp(1.0, binade(x) - precision + 1); }
+  MSL_HD double spacing(double x) const { return std::ldexp(1.0, binade(x) - precision + 1); }
+  /// Whether this is binary32 (code the GPU runs cannot name kBinary32).
+  MSL_HD bool isBinary32() const { return precision == 24; }
 };
 
 inline constexpr FloatFormat kBinary32{"float", 24, -126, 127};
 inline constexpr FloatFormat kBinary16{"half", 11, -14, 15};
 
 /// ulp(x) of the specification (see the file comment), for a finite x.
-inline double ulp(const FloatFormat &f, double x) {
+MSL_HD inline double ulp(const FloatFormat &f, double x) {
   double a = std::fabs(x);
   double s = f.spacing(a);
   int e;
@@ -63,7 +67,7 @@ inline double ulp(const FloatFormat &f, double x) {
 
 /// The smallest magnitude that rounds to infinity (to nearest): the largest
 /// finite value plus half its spacing.
-inline double overflowThreshold(const FloatFormat &f) {
+MSL_HD inline double overflowThreshold(const FloatFormat &f) {
   return f.maxFinite() + f.spacing(f.maxFinite()) / 2;
 }
 
@@ -72,7 +76,7 @@ inline double overflowThreshold(const FloatFormat &f) {
 /// exact (0) where `exact` rounds to that infinity; elsewhere it counts as
 /// +-2^(maxExponent+1), so an early overflow is measured by how far the
 /// exact result is from overflowing.
-inline double ulpError(const FloatFormat &f, double got, double exact) {
+MSL_HD inline double ulpError(const FloatFormat &f, double got, double exact) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (std::isnan(exact)) return std::isnan(got) ? 0.0 : kInf;
   if (std::isnan(got)) return kInf;
@@ -90,7 +94,7 @@ enum class Rounding { NearestEven, TowardZero, Down, Up };
 
 /// x rounded to the format (with its subnormals and overflow). Exact for any
 /// double x.
-inline double roundTo(const FloatFormat &f, double x, Rounding r) {
+MSL_HD inline double roundTo(const FloatFormat &f, double x, Rounding r) {
   if (std::isnan(x) || std::isinf(x) || x == 0) return x;
   double q = f.spacing(std::fabs(x));
   double t = std::fabs(x) / q; // exact: a power-of-two scaling
