@@ -670,19 +670,10 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
     if (CUresult r = d.cuEventRecord(events.events[2 * i + 1], s.stream); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
   }
-  stage(s.stageTimes.launch_us);
-  // msld bounds this wait: past the time limit it kills the worker.
-  if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
-    s.fault(req.symbol(), r);
-  stage(s.stageTimes.sync_us);
-  for (uint32_t i = 0; i < repeat; ++i) {
-    float ms = 0;
-    if (CUresult r = d.cuEventElapsedTime(&ms, events.events[2 * i], events.events[2 * i + 1]); r != CUDA_SUCCESS)
-      s.fault(req.symbol(), r);
-    resp.add_dispatch_time_ns(int64_t(double(ms) * 1e6));
-  }
   // What comes back: the returned buffers and textures, and the textures'
-  // usage word.
+  // usage word, queued behind the kernels: one synchronize for all (a
+  // direct caller's launch-and-copy), not one for the kernels and one for
+  // the copies.
   struct Back {
     CUdeviceptr from;
     size_t bytes;
@@ -711,7 +702,10 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   uint64_t returnedBytes = 0;
   for (const Back &b : back)
     returnedBytes += b.bytes;
-  if (char *staging = s.stagingFor(returnedBytes)) {
+  // Where the staging buffer must grow, stagingFor waits for the copies in
+  // that read the old one first.
+  char *staging = s.stagingFor(returnedBytes);
+  if (staging) {
     size_t at = 0;
     for (const Back &b : back) {
       if (b.bytes == 0)
@@ -720,16 +714,27 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
         s.fault(req.symbol(), r);
       at += b.bytes;
     }
-    if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
+  }
+  stage(s.stageTimes.launch_us);
+  // msld bounds this wait: past the time limit it kills the worker.
+  if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
+    s.fault(req.symbol(), r);
+  stage(s.stageTimes.sync_us);
+  for (uint32_t i = 0; i < repeat; ++i) {
+    float ms = 0;
+    if (CUresult r = d.cuEventElapsedTime(&ms, events.events[2 * i], events.events[2 * i + 1]); r != CUDA_SUCCESS)
       s.fault(req.symbol(), r);
-    at = 0;
+    resp.add_dispatch_time_ns(int64_t(double(ms) * 1e6));
+  }
+  if (staging) {
+    size_t at = 0;
     for (const Back &b : back) {
       b.to->assign(staging + at, b.bytes);
       at += b.bytes;
     }
   } else {
-    if (CUresult r = d.cuStreamSynchronize(s.stream); r != CUDA_SUCCESS)
-      s.fault(req.symbol(), r);
+    // Too large for the staging buffer: straight to pageable memory, after
+    // the stream (the legacy stream's copies do not wait for it).
     for (const Back &b : back) {
       b.to->resize(b.bytes);
       if (b.bytes == 0)
