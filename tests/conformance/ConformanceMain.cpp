@@ -115,6 +115,13 @@ struct ChunkResult {
   std::vector<uint32_t> inlineResults[kGpuCheckMaxModes][2];
   int64_t deviceNs = 0;
   std::string error;
+
+  ChunkResult() = default;
+  // Moved only: out points into inlineResults, whose buffers a move keeps.
+  ChunkResult(ChunkResult &&) = default;
+  ChunkResult &operator=(ChunkResult &&) = default;
+  ChunkResult(const ChunkResult &) = delete;
+  ChunkResult &operator=(const ChunkResult &) = delete;
 };
 
 // Where a chunk's results go instead of coming back inline: slot `slot` of
