@@ -16,6 +16,7 @@
 #include "Reference.h"
 #include "Ulp.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace msl::conformance {
@@ -40,9 +41,8 @@ MSL_HD inline double max4(const double *c) { return fmax(fmax(c[0], c[1]), fmax(
 
 //===-- The fast-math formulas, step by step --------------------------------===//
 
-// The fast table is single precision (binary32: code the GPU runs cannot
-// name kBinary32).
-MSL_HD inline FloatFormat fastFormat() { return {"float", 24, -126, 127}; }
+// The fast table is single precision.
+MSL_HD inline FloatFormat fastFormat() { return binary32(); }
 constexpr double kPiF = 0x1.921fb6p+1;     // M_PI_F
 constexpr double kLog2Of10F = 0x1.a934f0p+1; // log2(10) as a float
 constexpr double kLog10Of2F = 0x1.344136p-2; // log10(2) as a float

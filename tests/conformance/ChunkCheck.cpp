@@ -9,21 +9,12 @@
 namespace msl::conformance {
 namespace {
 
-// Sample i's inputs: their bits and values.
-void inputsOf(const FunctionInfo &fn, const FloatFormat &f, const Params &p, const uint32_t *explicitBits, uint64_t i,
-              uint32_t *bits, double *in) {
-  for (int j = 0; j < fn.arity; ++j) {
-    bits[j] = argBits(p, explicitBits, i, j, fn.arity);
-    in[j] = fn.intSecondArg && j == 1 ? intArg(bits[j]) : valueOf(f, bits[j]);
-  }
-}
-
 // The record of result k of sample i in mode m, judged here.
 SampleRecord hostRecord(const FunctionInfo &fn, const FloatFormat &f, MathMode mode, const Params &p, uint32_t i, int k,
                         ChunkResults &out, size_t m) {
   uint32_t bits[3] = {0, 0, 0};
   double in[3] = {0, 0, 0};
-  inputsOf(fn, f, p, nullptr, i, bits, in);
+  sampleInputs(p, nullptr, i, fn.arity, fn.intSecondArg, f, bits, in);
   Approx exact[2];
   reference(fn.fn, f, in, exact);
   uint32_t got[2] = {out[m][0][i], fn.results == 2 ? out[m][1][i] : 0};
@@ -56,7 +47,7 @@ void checkChunk(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, ui
       uint64_t i = only ? (*only)[at] : at;
       uint32_t bits[3] = {0, 0, 0};
       double in[3] = {0, 0, 0};
-      inputsOf(fn, f, p, explicitBits, i, bits, in);
+      sampleInputs(p, explicitBits, i, fn.arity, fn.intSecondArg, f, bits, in);
       Approx exact[2];
       reference(fn.fn, f, in, exact);
       for (size_t m = 0; m < modes.size(); ++m) {
@@ -87,7 +78,6 @@ void mergeGpuVerdict(const FunctionInfo &fn, const FloatFormat &f, const Batch &
     RowStats s;
     s.checked = v.counts[m].checked;
     s.skipped = v.counts[m].skipped;
-    s.flushed = v.counts[m].flushed;
     s.nearestOnly = v.counts[m].nearestOnly;
     s.specials = v.counts[m].specials;
     // Each block's worst is its first sample among equals; of the blocks'

@@ -318,8 +318,8 @@ int main(int argc, char **argv) {
   app.add_option("--seed", args.seed, "of the random samples")->capture_default_str();
   app.add_option("--output", args.output, "also write the report to this file");
   app.add_option("--gpu-checker", args.gpuChecker,
-                 "with --device cuda:N: judge the sweeps on that GPU with this cubin of GpuChecker.cu (nvcc; "
-                 "scripts/gpu-bench.sh builds it); --chunk then defaults to 2^24");
+                 "with --device cuda:N: judge the generated samples (sweeps, random) on that GPU with this cubin "
+                 "of GpuChecker.cu (nvcc; scripts/gpu-bench.sh builds it), 2^24 per Execute unless --chunk says");
   app.add_option("--regions-socket", args.regionsSocket,
                  "with --msld and --gpu-checker: that msld's --shared-regions-socket (results travel through it)");
   CLI11_PARSE(app, argc, argv);
@@ -329,8 +329,11 @@ int main(int argc, char **argv) {
   plan.samples = parseCount(args.samples);
   plan.exhaustive = args.exhaustive;
   plan.seed = args.seed;
-  if (!args.gpuChecker.empty() && !app.count("--chunk")) args.chunk = 1u << 24;
   if (args.chunk == 0 || args.chunk > (1u << 24)) die("--chunk must be in [1, 2^24]");
+  // Explicit samples (edge cases, focused) travel inline: their chunks stay
+  // small; the GPU checker's come through a shared region, in large ones.
+  const uint64_t inlineChunk = args.chunk;
+  const uint64_t gpuChunk = app.count("--chunk") ? args.chunk : 1u << 24;
   int gpuOrdinal = -1;
   if (!args.gpuChecker.empty()) {
     if (args.device.rfind("cuda:", 0) != 0 || args.device.size() == 5 ||
@@ -354,6 +357,9 @@ int main(int argc, char **argv) {
     else if (m == "fast") modeList.push_back(MathMode::Fast);
     else die("--modes: unknown mode " + m);
   }
+  if (modeList.size() > size_t(kGpuCheckMaxModes) ||
+      (modeList.size() == 2 && modeList[0] == modeList[1]))
+    die("--modes: precise, fast, or both once each");
   std::vector<const FunctionInfo *> functions;
   for (const auto &fn : allFunctions())
     if (args.functions.empty() || std::find(args.functions.begin(), args.functions.end(), fn.name) != args.functions.end())
@@ -434,16 +440,17 @@ int main(int argc, char **argv) {
 
   // With the GPU checker: a slot of the shared region per chunk in flight,
   // and one for the chunk being judged.
-  std::unique_ptr<GpuChecker> gpu;
+  // The region first: it is unmapped after the checker unpins it.
   std::unique_ptr<msl::client::SharedRegion> region;
+  std::unique_ptr<GpuChecker> gpu;
   ResultSlots slots;
   const size_t slotCount = args.inFlight + 1;
   double gpuSeconds = 0;
   if (!args.gpuChecker.empty()) {
     std::string why;
-    gpu = GpuChecker::open(args.gpuChecker, gpuOrdinal, uint32_t(args.chunk), why);
+    gpu = GpuChecker::open(args.gpuChecker, gpuOrdinal, uint32_t(gpuChunk), why);
     if (!gpu) die("--gpu-checker: " + why);
-    slots.chunk = args.chunk;
+    slots.chunk = gpuChunk;
     auto opened = msl::client::SharedRegion::open(args.regionsSocket, slotCount * slots.slotBytes());
     if (!opened)
       die("shared region of " + std::to_string(slotCount * slots.slotBytes() >> 20) + " MiB at " + args.regionsSocket +
@@ -484,10 +491,11 @@ int main(int argc, char **argv) {
       }
       for (const Batch &b : planSamples(*fn, *f, fnPlan)) {
         std::vector<std::pair<uint64_t, uint32_t>> chunks;
-        for (uint64_t at = 0; at < b.count; at += args.chunk)
-          chunks.push_back({at, uint32_t(std::min<uint64_t>(args.chunk, b.count - at))});
-        // The device runs the next --in-flight chunks while the host checks this one.
         const bool onGpu = gpu && b.params.mode != Params::kExplicit;
+        const uint64_t chunk = onGpu ? gpuChunk : inlineChunk;
+        for (uint64_t at = 0; at < b.count; at += chunk)
+          chunks.push_back({at, uint32_t(std::min<uint64_t>(chunk, b.count - at))});
+        // The device runs the next --in-flight chunks while the host checks this one.
         auto launch = [&](size_t c) {
           return std::async(std::launch::async, [&, c] {
             return runner.run(*fn, *f, b, chunks[c].first, chunks[c].second, onGpu ? &slots : nullptr, c % slotCount);

@@ -254,7 +254,6 @@ TEST(GpuChecker, TallyMergesAsTheHostJudges) {
         const GpuCheckCounts &t = blocks[blk * modes.size() + m].counts;
         v.counts[m].checked += t.checked;
         v.counts[m].skipped += t.skipped;
-        v.counts[m].flushed += t.flushed;
         v.counts[m].nearestOnly += t.nearestOnly;
         v.counts[m].specials += t.specials;
         v.best.push_back(blocks[blk * modes.size() + m].best);

@@ -1,4 +1,4 @@
-//===- Functions.cpp - The functions of the accuracy tables, their references -===//
+//===- Functions.cpp - The functions of the accuracy tables, and MPFR -------===//
 #include "Functions.h"
 #include "Reference.h"
 

@@ -62,7 +62,8 @@ std::unique_ptr<GpuChecker> GpuChecker::open(const std::string &cubinPath, int o
       !impl->ok(d.cuDevicePrimaryCtxRetain(&impl->context, device), "cuDevicePrimaryCtxRetain", why) ||
       !impl->ok(d.cuCtxSetCurrent(impl->context), "cuCtxSetCurrent", why) ||
       !impl->ok(d.cuModuleLoadData(&impl->module, cubin.data()), ("loading " + cubinPath).c_str(), why) ||
-      !impl->ok(d.cuModuleGetFunction(&impl->kernel, impl->module, "checkSweep"), "checkSweep", why))
+      !impl->ok(d.cuModuleGetFunction(&impl->kernel, impl->module, kGpuCheckKernel),
+                    (cubinPath + " has no " + kGpuCheckKernel + " (built from other sources?)").c_str(), why))
     return nullptr;
   impl->maxChunk = maxChunk;
   size_t gotBytes = size_t(kGpuCheckMaxModes) * 2 * maxChunk * 4;
@@ -91,7 +92,7 @@ bool GpuChecker::check(const FunctionInfo &fn, const FloatFormat &f, const Param
   Impl &s = *impl_;
   const Driver &d = *s.d;
   auto started = std::chrono::steady_clock::now();
-  if (count > s.maxChunk || modes.empty() || modes.size() > size_t(kGpuCheckMaxModes)) {
+  if (count > s.maxChunk || count >= (1u << 31) || modes.empty() || modes.size() > size_t(kGpuCheckMaxModes)) {
     why = "GPU checker: a chunk of " + std::to_string(count) + " samples in " + std::to_string(modes.size()) +
           " modes (at most " + std::to_string(s.maxChunk) + ")";
     return false;
@@ -121,8 +122,8 @@ bool GpuChecker::check(const FunctionInfo &fn, const FloatFormat &f, const Param
     return false;
   void *params_[] = {&a};
   if (!s.ok(d.cuLaunchKernel(s.kernel, kGpuCheckBlocks, 1, 1, kGpuCheckThreads, 1, 1, 0, nullptr, params_, nullptr),
-            "cuLaunchKernel (checkSweep)", why) ||
-      !s.ok(d.cuCtxSynchronize(), "checkSweep", why))
+            "cuLaunchKernel (GPU checker)", why) ||
+      !s.ok(d.cuCtxSynchronize(), "the GPU checker's kernel", why))
     return false;
   unsigned long long listed = 0;
   out.best.resize(size_t(kGpuCheckBlocks) * modes.size());

@@ -6,9 +6,10 @@
 // is clean in every mode (decided without MPFR, passing, not rounded toward
 // zero) is only counted; any other sample is listed for the host, which
 // judges it again in full (MPFR, the failure records) and counts it there.
-// The largest errors are kept per block (value, then the smallest index),
-// so that the host, reading the blocks in order, finds the same worst
-// sample as a sequential check.
+// The largest errors are kept per block (value, then the smallest index);
+// the host takes the largest of the blocks' (then the smallest index):
+// the worst clean sample a sequential check would keep. Where a listed
+// sample has exactly the same error, the report may name the other one.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,7 +34,6 @@ constexpr unsigned kGpuCheckThreads = 256;
 struct GpuCheckCounts {
   unsigned long long checked;
   unsigned long long skipped;
-  unsigned long long flushed;
   unsigned long long nearestOnly;
   unsigned long long specials;
 };
@@ -47,6 +47,11 @@ struct GpuCheckBest {
   uint32_t maxSample;
   uint32_t maxAbsSample;
 };
+
+/// The kernel's name: a cubin built from other sources than this binary's
+/// (another GpuCheckArgs) is refused rather than misread. Bump with any
+/// change to these structures or to the judgement.
+constexpr const char *kGpuCheckKernel = "checkSweep_v2";
 
 struct GpuCheckArgs {
   FunctionInfo fn;
@@ -90,7 +95,7 @@ struct GpuTally {
   GpuCheckBest best;
 };
 
-MSL_HD inline GpuTally emptyTally() { return {{0, 0, 0, 0, 0}, {-1.0, -1.0, ~0u, ~0u}}; }
+MSL_HD inline GpuTally emptyTally() { return {{0, 0, 0, 0}, {-1.0, -1.0, ~0u, ~0u}}; }
 
 /// Keeps the larger error, and of equal ones the smaller sample.
 MSL_HD inline void keepWorse(double &value, uint32_t &sample, double v, uint32_t s) {
@@ -103,7 +108,6 @@ MSL_HD inline void keepWorse(double &value, uint32_t &sample, double v, uint32_t
 MSL_HD inline void addTally(GpuTally &into, const GpuTally &o) {
   into.counts.checked += o.counts.checked;
   into.counts.skipped += o.counts.skipped;
-  into.counts.flushed += o.counts.flushed;
   into.counts.nearestOnly += o.counts.nearestOnly;
   into.counts.specials += o.counts.specials;
   keepWorse(into.best.maxError, into.best.maxSample, o.best.maxError, o.best.maxSample);
@@ -112,13 +116,13 @@ MSL_HD inline void addTally(GpuTally &into, const GpuTally &o) {
 
 /// Judges sample i of the chunk in every mode, adding it to tally[mode];
 /// false (and nothing added) where the host must judge it: a question for
-/// MPFR, a failure, or a result rounded toward zero in some mode.
+/// MPFR, a failure, a result rounded toward zero, one accepted only as
+/// flushed, or one on the edge of a formula's interval (decided there with
+/// no margin, so the two libms must not decide it) in some mode.
 MSL_HD inline bool tallySample(const GpuCheckArgs &a, const FloatFormat &f, uint32_t i, GpuTally *tally) {
+  uint32_t bits[3] = {0, 0, 0};
   double in[3] = {0, 0, 0};
-  for (int j = 0; j < a.fn.arity; ++j) {
-    uint32_t bits = argBits(a.params, nullptr, i, j, a.fn.arity);
-    in[j] = a.fn.intSecondArg && j == 1 ? intArg(bits) : valueOf(f, bits);
-  }
+  sampleInputs(a.params, nullptr, i, a.fn.arity, a.fn.intSecondArg, f, bits, in);
   Approx exact[2];
   reference(a.fn.fn, f, in, exact);
   ResultVerdict verdicts[kGpuCheckMaxModes][2];
@@ -129,7 +133,8 @@ MSL_HD inline bool tallySample(const GpuCheckArgs &a, const FloatFormat &f, uint
     if (!judged[m]) continue;
     for (int k = 0; k < a.fn.results; ++k) {
       const ResultVerdict &v = verdicts[m][k];
-      if (v.counted && (!v.pass || v.mpfr || v.mpfrWhenFlushed || v.towardZero)) return false;
+      if (v.counted && (!v.pass || v.mpfr || v.mpfrWhenFlushed || v.towardZero || v.flushed || v.onBound))
+        return false;
     }
   }
   for (uint32_t m = 0; m < a.modes; ++m) {
@@ -148,8 +153,7 @@ MSL_HD inline bool tallySample(const GpuCheckArgs &a, const FloatFormat &f, uint
       t.counts.nearestOnly += v.nearestOnly;
       t.counts.specials += v.special;
       uint32_t sample = i * 2 + uint32_t(k);
-      if (v.flushed) ++t.counts.flushed;
-      else if (v.absolute) keepWorse(t.best.maxAbs, t.best.maxAbsSample, v.error, sample);
+      if (v.absolute) keepWorse(t.best.maxAbs, t.best.maxAbsSample, v.error, sample);
       else keepWorse(t.best.maxError, t.best.maxSample, v.error, sample);
     }
   }
@@ -158,7 +162,7 @@ MSL_HD inline bool tallySample(const GpuCheckArgs &a, const FloatFormat &f, uint
 
 /// The format a GPU check runs in (code the GPU runs cannot name kBinary32).
 MSL_HD inline FloatFormat gpuCheckFormat(const GpuCheckArgs &a) {
-  return a.binary32 ? FloatFormat{"float", 24, -126, 127} : FloatFormat{"half", 11, -14, 15};
+  return a.binary32 ? binary32() : binary16();
 }
 
 } // namespace msl::conformance

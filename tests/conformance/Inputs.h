@@ -72,6 +72,16 @@ MSL_HD inline double valueOf(const FloatFormat &f, uint32_t bits) {
   return sign * std::ldexp(double(m | 0x400u), int(e) - 25);
 }
 
+/// Sample i's inputs: their bits, and their values (an int argument, ldexp's
+/// second, as an int).
+MSL_HD inline void sampleInputs(const Params &p, const uint32_t *explicitBits, uint64_t i, int arity, bool intSecondArg,
+                                const FloatFormat &f, uint32_t *bits, double *in) {
+  for (int j = 0; j < arity; ++j) {
+    bits[j] = argBits(p, explicitBits, i, unsigned(j), unsigned(arity));
+    in[j] = intSecondArg && j == 1 ? intArg(bits[j]) : valueOf(f, bits[j]);
+  }
+}
+
 MSL_HD inline bool isSubnormal(const FloatFormat &f, double v) { return v != 0 && std::fabs(v) < f.minNormal(); }
 
 /// A value of the format back to its bits (v must be a value of the format,

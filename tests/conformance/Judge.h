@@ -24,6 +24,7 @@
 #include "Reference.h"
 #include "Ulp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -38,6 +39,7 @@ struct Verdict {
   bool nearestOnly = false;
   bool mpfr = false;
   bool subnormalAllowed = false; // an allowed result is subnormal, so a zero is too (7.1)
+  bool onBound = false;          // the result is an end of a formula's interval (no margin there)
   double ulps = 0;
   double allowed = 0;
 };
@@ -173,6 +175,7 @@ MSL_HD Verdict judge(const FunctionInfo &fn, const FloatFormat &f, MathMode mode
   }
   case Allowance::kInterval:
     v.pass = got >= a.lo && got <= a.hi;
+    v.onBound = got == a.lo || got == a.hi;
     v.allowed = std::max(std::fabs(x - a.lo), std::fabs(a.hi - x)) / u;
     v.subnormalAllowed = (a.lo <= 0 && a.hi >= 0) || std::min(std::fabs(a.lo), std::fabs(a.hi)) < f.minNormal();
     break;
@@ -193,6 +196,7 @@ struct ResultVerdict {
   bool nearestOnly = false; // correctly rounded to nearest where toward zero differs
   bool mpfr = false;        // the verdict asked Exact
   bool mpfrWhenFlushed = false; // the judgement at flushed inputs asked Exact
+  bool onBound = false;     // the result is an end of a formula's interval
   bool absolute = false;    // measured as an absolute error (the row's bound is absolute)
   double error = 0;         // in ulp of the exact result; absolute: |got - exact|
   double allowed = 0;       // what the bound allows here, in ulp of the exact result
@@ -251,6 +255,7 @@ MSL_HD bool judgeSample(const FunctionInfo &fn, const FloatFormat &f, MathMode m
     out.towardZero = v.towardZero;
     out.nearestOnly = v.nearestOnly;
     out.mpfr = v.mpfr;
+    out.onBound = v.onBound;
     out.absolute = !flushed && v.kind == Allowance::kAbs && !out.special;
     out.error = out.absolute ? std::fabs(got - e.v) : v.ulps;
     out.allowed = v.allowed;

@@ -21,6 +21,7 @@
 
 #include "HostDevice.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -52,8 +53,13 @@ struct FloatFormat {
   MSL_HD bool isBinary32() const { return precision == 24; }
 };
 
-inline constexpr FloatFormat kBinary32{"float", 24, -126, 127};
-inline constexpr FloatFormat kBinary16{"half", 11, -14, 15};
+/// The formats by value, for code the GPU runs too (which cannot name the
+/// host's kBinary32 and kBinary16).
+MSL_HD constexpr FloatFormat binary32() { return {"float", 24, -126, 127}; }
+MSL_HD constexpr FloatFormat binary16() { return {"half", 11, -14, 15}; }
+
+inline constexpr FloatFormat kBinary32 = binary32();
+inline constexpr FloatFormat kBinary16 = binary16();
 
 /// ulp(x) of the specification (see the file comment), for a finite x.
 MSL_HD inline double ulp(const FloatFormat &f, double x) {

@@ -11,7 +11,8 @@
 
 using namespace msl::conformance;
 
-extern "C" __global__ void __launch_bounds__(kGpuCheckThreads) checkSweep(GpuCheckArgs a) {
+// Named kGpuCheckKernel ("checkSweep_v2").
+extern "C" __global__ void __launch_bounds__(kGpuCheckThreads) checkSweep_v2(GpuCheckArgs a) {
   const FloatFormat f = gpuCheckFormat(a);
   GpuTally tally[kGpuCheckMaxModes];
   for (uint32_t m = 0; m < a.modes; ++m) tally[m] = emptyTally();
@@ -31,7 +32,6 @@ extern "C" __global__ void __launch_bounds__(kGpuCheckThreads) checkSweep(GpuChe
       GpuTally o;
       o.counts.checked = __shfl_down_sync(~0u, t.counts.checked, offset);
       o.counts.skipped = __shfl_down_sync(~0u, t.counts.skipped, offset);
-      o.counts.flushed = __shfl_down_sync(~0u, t.counts.flushed, offset);
       o.counts.nearestOnly = __shfl_down_sync(~0u, t.counts.nearestOnly, offset);
       o.counts.specials = __shfl_down_sync(~0u, t.counts.specials, offset);
       o.best.maxError = __shfl_down_sync(~0u, t.best.maxError, offset);
@@ -50,7 +50,6 @@ extern "C" __global__ void __launch_bounds__(kGpuCheckThreads) checkSweep(GpuChe
     GpuCheckCounts &c = a.counts[m];
     atomicAdd(&c.checked, sum.counts.checked);
     atomicAdd(&c.skipped, sum.counts.skipped);
-    atomicAdd(&c.flushed, sum.counts.flushed);
     atomicAdd(&c.nearestOnly, sum.counts.nearestOnly);
     atomicAdd(&c.specials, sum.counts.specials);
     a.best[blockIdx.x * a.modes + m] = sum.best;
