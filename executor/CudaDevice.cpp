@@ -488,8 +488,9 @@ ExecWorkerResponse CudaDevice::execute(const ExecWorkerRequest &req, const std::
   // The buffers' bytes go in through the page-locked staging buffer too
   // (one memcpy, then DMA; a pageable cuMemcpyHtoDAsync stages through the
   // driver's small buffers: 131 us for 1 MiB on the H200's host). The copies
-  // back reuse it only after the stream's synchronize, so growing it then
-  // frees nothing a copy still reads.
+  // back use it from the start too, queued behind the kernels on the same
+  // stream; where it must grow for them, stagingFor first waits for the
+  // copies in that read it.
   uint64_t inBytes = 0;
   for (const auto &b : req.buffers())
     inBytes += b.data().size();
