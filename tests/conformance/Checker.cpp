@@ -54,15 +54,20 @@ void checkSample(const FunctionInfo &fn, const FloatFormat &f, MathMode mode, co
       ++stats.skipped;
       continue;
     }
-    SampleRecord r;
-    for (int j = 0; j < fn.arity; ++j) r.in[j] = inBits[j];
-    r.result = k;
-    r.got = gotBits[k];
-    r.exact = exact[k].v;
-    r.ulps = v.error;
-    r.allowed = v.allowed;
-    stats.add(v, r);
+    stats.add(v, recordOf(fn, inBits, k, gotBits, exact[k], v));
   }
+}
+
+SampleRecord recordOf(const FunctionInfo &fn, const uint32_t *inBits, int k, const uint32_t *gotBits,
+                      const Approx &exact, const ResultVerdict &v) {
+  SampleRecord r;
+  for (int j = 0; j < fn.arity; ++j) r.in[j] = inBits[j];
+  r.result = k;
+  r.got = gotBits[k];
+  r.exact = exact.v;
+  r.ulps = v.error;
+  r.allowed = v.allowed;
+  return r;
 }
 
 void RowStats::add(const ResultVerdict &v, const SampleRecord &r) {

@@ -60,6 +60,10 @@ struct RowStats {
   void finish();
 };
 
+/// The report's record of result k of a sample, as judged (v).
+SampleRecord recordOf(const FunctionInfo &fn, const uint32_t *inBits, int k, const uint32_t *gotBits,
+                      const Approx &exact, const ResultVerdict &v);
+
 /// Judges the device's results for one sample (arity inputs, `results`
 /// outputs), adding to `stats`.
 void checkSample(const FunctionInfo &fn, const FloatFormat &f, MathMode mode, const uint32_t *inBits,

@@ -18,17 +18,9 @@ SampleRecord hostRecord(const FunctionInfo &fn, const FloatFormat &f, MathMode m
   Approx exact[2];
   reference(fn.fn, f, in, exact);
   uint32_t got[2] = {out[m][0][i], fn.results == 2 ? out[m][1][i] : 0};
-  SampleRecord rec;
-  for (int j = 0; j < fn.arity; ++j) rec.in[j] = bits[j];
-  rec.result = k;
-  rec.got = got[k];
-  rec.exact = exact[k].v;
   ResultVerdict verdicts[2];
-  if (judgeSample<ExactValue>(fn, f, mode, in, got, exact, verdicts)) {
-    rec.ulps = verdicts[k].error;
-    rec.allowed = verdicts[k].allowed;
-  }
-  return rec;
+  if (!judgeSample<ExactValue>(fn, f, mode, in, got, exact, verdicts)) verdicts[k] = ResultVerdict();
+  return recordOf(fn, bits, k, got, exact[k], verdicts[k]);
 }
 
 } // namespace
