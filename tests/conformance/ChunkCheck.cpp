@@ -4,6 +4,7 @@
 #include "Judge.h"
 #include "Reference.h"
 
+#include <chrono>
 #include <thread>
 
 namespace msl::conformance {
@@ -55,6 +56,50 @@ void checkChunk(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, ui
   for (auto &th : pool) th.join();
   for (unsigned t = 0; t < jobs; ++t)
     for (size_t m = 0; m < modes.size(); ++m) stats[m].merge(part[t][m]);
+}
+
+bool gpuCheckArgs(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
+                  const std::vector<MathMode> &modes, GpuCheckArgs &a, std::string &why) {
+  // Samples are named i * 2 + result in 32 bits, ~0u meaning none.
+  if (count >= (1u << 31) || modes.empty() || modes.size() > size_t(kGpuCheckMaxModes)) {
+    why = "the GPU checker takes fewer than 2^31 samples in 1 or 2 modes, not " + std::to_string(count) + " in " +
+          std::to_string(modes.size());
+    return false;
+  }
+  a = GpuCheckArgs{};
+  a.fn = fn;
+  a.params = params;
+  a.count = count;
+  a.modes = uint32_t(modes.size());
+  a.binary32 = f.isBinary32();
+  for (size_t m = 0; m < modes.size(); ++m) a.mode[m] = modes[m];
+  return true;
+}
+
+bool HostTally::check(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
+                      const std::vector<MathMode> &modes, ChunkResults &got, GpuChunkVerdict &out, std::string &why) {
+  const auto started = std::chrono::steady_clock::now();
+  GpuCheckArgs a;
+  if (!gpuCheckArgs(fn, f, params, count, modes, a, why)) return false;
+  for (size_t m = 0; m < modes.size(); ++m)
+    for (int k = 0; k < fn.results; ++k) a.got[m][k] = got[m][k];
+  std::vector<GpuTally> blocks(size_t(kGpuCheckBlocks) * modes.size(), emptyTally());
+  out = GpuChunkVerdict();
+  const FloatFormat format = gpuCheckFormat(a);
+  for (uint32_t i = 0; i < count; ++i)
+    if (!tallySample(a, format, i, &blocks[(i / kGpuCheckThreads) % kGpuCheckBlocks * modes.size()]))
+      out.listed.push_back(i);
+  for (size_t blk = 0; blk < kGpuCheckBlocks; ++blk)
+    for (size_t m = 0; m < modes.size(); ++m) {
+      const GpuTally &t = blocks[blk * modes.size() + m];
+      GpuTally sum = emptyTally();
+      sum.counts = out.counts[m];
+      addTally(sum, t);
+      out.counts[m] = sum.counts;
+      out.best.push_back(t.best);
+    }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return true;
 }
 
 void mergeGpuVerdict(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset, uint32_t count,

@@ -14,6 +14,7 @@
 #include "Inputs.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace msl::conformance {
@@ -27,6 +28,36 @@ using ChunkResults = const uint32_t *const[kGpuCheckMaxModes][2];
 void checkChunk(const FunctionInfo &fn, const FloatFormat &f, const Batch &b, uint64_t offset, uint32_t count,
                 ChunkResults &out, const std::vector<MathMode> &modes, unsigned jobs, std::vector<RowStats> &stats,
                 const std::vector<uint32_t> *only = nullptr);
+
+/// Judges chunks of generated samples the GPU checker's way (GpuCheckAbi.h):
+/// on a GPU (GpuCheck.h), or on the host with the same code (HostTally).
+class TallyChecker {
+public:
+  virtual ~TallyChecker() = default;
+  /// Page-locks host memory the results are read from, where that helps.
+  virtual bool pin(char *base, uint64_t size, std::string &why) = 0;
+  /// Judges `count` samples (params at the chunk's start) whose results
+  /// for mode m and result k are got[m][k]. False with `why` on failure.
+  virtual bool check(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
+                     const std::vector<MathMode> &modes, ChunkResults &got, GpuChunkVerdict &out,
+                     std::string &why) = 0;
+};
+
+/// The chunk's GpuCheckArgs but for where the results and the outputs
+/// live (the checker's business); false with `why` for a chunk it cannot
+/// take.
+bool gpuCheckArgs(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
+                  const std::vector<MathMode> &modes, GpuCheckArgs &a, std::string &why);
+
+/// The GPU checker's code run here, the kernel's blocks emulated (a
+/// thread's samples go to block (i / kGpuCheckThreads) % kGpuCheckBlocks):
+/// the path of --gpu-checker without a GPU, for tests.
+class HostTally final : public TallyChecker {
+public:
+  bool pin(char *, uint64_t, std::string &) override { return true; }
+  bool check(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
+             const std::vector<MathMode> &modes, ChunkResults &got, GpuChunkVerdict &out, std::string &why) override;
+};
 
 /// Adds the GPU checker's verdict of the chunk to stats[mode]: its counts,
 /// its worst samples judged again here (the records the report shows), and

@@ -82,7 +82,7 @@ struct Args {
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   uint32_t seed = 20170912;
   std::string output;
-  std::string gpuChecker;    // GpuChecker.cu's cubin: sweeps judged on the GPU (--device cuda:N)
+  std::string gpuChecker;    // GpuChecker.cu's cubin (--device cuda:N), or "host": its code run here
   std::string regionsSocket; // with --msld and --gpu-checker: that msld's --shared-regions-socket
 };
 
@@ -319,7 +319,8 @@ int main(int argc, char **argv) {
   app.add_option("--output", args.output, "also write the report to this file");
   app.add_option("--gpu-checker", args.gpuChecker,
                  "with --device cuda:N: judge the generated samples (sweeps, random) on that GPU with this cubin "
-                 "of GpuChecker.cu (nvcc; scripts/gpu-bench.sh builds it), 2^24 per Execute unless --chunk says");
+                 "of GpuChecker.cu (nvcc; scripts/gpu-bench.sh builds it), 2^24 per Execute unless --chunk says; "
+                 "'host': the same path with the checker's code run here (tests it without a GPU)");
   app.add_option("--regions-socket", args.regionsSocket,
                  "with --msld and --gpu-checker: that msld's --shared-regions-socket (results travel through it)");
   CLI11_PARSE(app, argc, argv);
@@ -335,13 +336,14 @@ int main(int argc, char **argv) {
   const uint64_t inlineChunk = args.chunk;
   const uint64_t gpuChunk = app.count("--chunk") ? args.chunk : 1u << 24;
   int gpuOrdinal = -1;
-  if (!args.gpuChecker.empty()) {
+  if (!args.gpuChecker.empty() && args.gpuChecker != "host") {
     if (args.device.rfind("cuda:", 0) != 0 || args.device.size() == 5 ||
         args.device.find_first_not_of("0123456789", 5) != std::string::npos)
       die("--gpu-checker needs --device cuda:N");
     gpuOrdinal = std::stoi(args.device.substr(5));
-    if (!args.msld.empty() && args.regionsSocket.empty()) die("--gpu-checker with --msld needs --regions-socket");
   }
+  if (!args.gpuChecker.empty() && !args.msld.empty() && args.regionsSocket.empty())
+    die("--gpu-checker with --msld needs --regions-socket");
   args.jobs = std::max(1u, args.jobs);
   args.inFlight = std::max<size_t>(1, args.inFlight);
 
@@ -442,14 +444,15 @@ int main(int argc, char **argv) {
   // and one for the chunk being judged.
   // The region first: it is unmapped after the checker unpins it.
   std::unique_ptr<msl::client::SharedRegion> region;
-  std::unique_ptr<GpuChecker> gpu;
+  std::unique_ptr<TallyChecker> gpu;
   ResultSlots slots;
   const size_t slotCount = args.inFlight + 1;
   double gpuSeconds = 0;
   bool gpuFailed = false; // a CUDA error in the checker: the host judges the rest
   if (!args.gpuChecker.empty()) {
     std::string why;
-    gpu = GpuChecker::open(args.gpuChecker, gpuOrdinal, uint32_t(gpuChunk), why);
+    if (args.gpuChecker == "host") gpu = std::make_unique<HostTally>();
+    else gpu = GpuChecker::open(args.gpuChecker, gpuOrdinal, uint32_t(gpuChunk), why);
     if (!gpu) die("--gpu-checker: " + why);
     slots.chunk = gpuChunk;
     auto opened = msl::client::SharedRegion::open(args.regionsSocket, slotCount * slots.slotBytes());
@@ -568,7 +571,8 @@ int main(int argc, char **argv) {
   }
   out << "time: " << int(totalSeconds) << " s, of which kernels " << int(deviceNs / 1000000000) << " s";
   if (gpu)
-    out << "; generated samples judged on the GPU (--gpu-checker), " << int(gpuSeconds) << " s of copies and checks there"
+    out << "; generated samples judged " << (args.gpuChecker == "host" ? "by the GPU checker's code on the host" : "on the GPU")
+        << " (--gpu-checker), " << int(gpuSeconds) << " s of copies and checks there"
         << (gpuFailed ? " until it failed, then on the host" : "");
   out << "\n\n";
   out << "| function | type | mode | max error (ulp) | bound | worst input | samples | result |\n";

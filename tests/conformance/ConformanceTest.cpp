@@ -165,7 +165,8 @@ TEST(Checker, AgreesWithMpfr) {
 }
 
 // The GPU checker's way (GpuCheckAbi.h tallySample per sample, tallies per
-// block as the kernel's grid-stride loop makes them, then mergeGpuVerdict)
+// block as the kernel's grid-stride loop makes them: HostTally, then
+// mergeGpuVerdict)
 // gives the same row statistics as judging every sample on the host
 // (checkChunk): counts, worst samples, failures, flushes, roundings toward
 // zero. The device's results are the host's own, with faults put in.
@@ -232,32 +233,9 @@ TEST(GpuChecker, TallyMergesAsTheHostJudges) {
     std::vector<RowStats> host(modes.size());
     checkChunk(fn, f, b, 0, kCount, out, modes, 2, host);
 
-    GpuCheckArgs a{};
-    a.fn = fn;
-    a.params = chunkParams(b, 0);
-    a.count = kCount;
-    a.modes = uint32_t(modes.size());
-    a.binary32 = 1;
-    for (size_t m = 0; m < modes.size(); ++m) {
-      a.mode[m] = modes[m];
-      a.got[m][0] = out[m][0];
-      a.got[m][1] = out[m][1];
-    }
-    std::vector<GpuTally> blocks(kGpuCheckBlocks * modes.size(), emptyTally());
     GpuChunkVerdict v;
-    for (uint32_t i = 0; i < kCount; ++i) {
-      GpuTally *t = &blocks[(i / kGpuCheckThreads) % kGpuCheckBlocks * modes.size()];
-      if (!tallySample(a, gpuCheckFormat(a), i, t)) v.listed.push_back(i);
-    }
-    for (size_t blk = 0; blk < kGpuCheckBlocks; ++blk)
-      for (size_t m = 0; m < modes.size(); ++m) {
-        const GpuCheckCounts &t = blocks[blk * modes.size() + m].counts;
-        v.counts[m].checked += t.checked;
-        v.counts[m].skipped += t.skipped;
-        v.counts[m].nearestOnly += t.nearestOnly;
-        v.counts[m].specials += t.specials;
-        v.best.push_back(blocks[blk * modes.size() + m].best);
-      }
+    std::string why;
+    ASSERT_TRUE(HostTally().check(fn, f, chunkParams(b, 0), kCount, modes, out, v, why)) << why;
     // Faults are listed, clean samples are not.
     if (fn.fn != Fn::Fabs) EXPECT_GT(v.listed.size(), kCount / 200) << fn.name;
     EXPECT_LT(v.listed.size(), kCount / 4) << fn.name;

@@ -87,25 +87,19 @@ bool GpuChecker::pin(char *base, uint64_t size, std::string &why) {
 }
 
 bool GpuChecker::check(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
-                       const std::vector<MathMode> &modes, const uint32_t *const got[kGpuCheckMaxModes][2],
-                       GpuChunkVerdict &out, std::string &why) {
+                       const std::vector<MathMode> &modes, ChunkResults &got, GpuChunkVerdict &out,
+                       std::string &why) {
   Impl &s = *impl_;
   const Driver &d = *s.d;
   auto started = std::chrono::steady_clock::now();
-  if (count > s.maxChunk || count >= (1u << 31) || modes.empty() || modes.size() > size_t(kGpuCheckMaxModes)) {
-    why = "GPU checker: a chunk of " + std::to_string(count) + " samples in " + std::to_string(modes.size()) +
-          " modes (at most " + std::to_string(s.maxChunk) + ")";
+  if (count > s.maxChunk) {
+    why = "GPU checker: a chunk of " + std::to_string(count) + " samples (at most " + std::to_string(s.maxChunk) + ")";
     return false;
   }
+  GpuCheckArgs a;
+  if (!gpuCheckArgs(fn, f, params, count, modes, a, why)) return false;
   if (!s.ok(d.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", why)) return false;
-  GpuCheckArgs a{};
-  a.fn = fn;
-  a.params = params;
-  a.count = count;
-  a.modes = uint32_t(modes.size());
-  a.binary32 = f.isBinary32();
   for (size_t m = 0; m < modes.size(); ++m) {
-    a.mode[m] = modes[m];
     for (int k = 0; k < fn.results; ++k) {
       CUdeviceptr dst = s.got + (CUdeviceptr(m * 2 + k) * s.maxChunk) * 4;
       if (!s.ok(d.cuMemcpyHtoD(dst, got[m][k], size_t(count) * 4), "cuMemcpyHtoD (results)", why)) return false;

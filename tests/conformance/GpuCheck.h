@@ -15,6 +15,7 @@
 #pragma once
 
 #include "Bounds.h"
+#include "ChunkCheck.h"
 #include "GpuCheckAbi.h"
 
 #include <cstdint>
@@ -24,7 +25,7 @@
 
 namespace msl::conformance {
 
-class GpuChecker {
+class GpuChecker final : public TallyChecker {
 public:
   /// Loads `cubinPath` (GpuChecker.cu built for this GPU) on CUDA device
   /// `ordinal`, for chunks of up to `maxChunk` samples. Null, with `why`,
@@ -38,14 +39,12 @@ public:
   /// Page-locks host memory the results are copied from (the shared
   /// region), for copies at the bus's speed. False with `why` on failure
   /// (the copies then still work, slower).
-  bool pin(char *base, uint64_t size, std::string &why);
+  bool pin(char *base, uint64_t size, std::string &why) override;
 
-  /// Judges `count` samples of a sweep (params already at the chunk's
-  /// start), whose results for mode m and result k are got[m][k] (host
-  /// memory, count words each). False with `why` on a CUDA error.
+  /// Copies the results (host memory) to the GPU and judges them there;
+  /// false with `why` on a CUDA error.
   bool check(const FunctionInfo &fn, const FloatFormat &f, const Params &params, uint32_t count,
-             const std::vector<MathMode> &modes, const uint32_t *const got[kGpuCheckMaxModes][2],
-             GpuChunkVerdict &out, std::string &why);
+             const std::vector<MathMode> &modes, ChunkResults &got, GpuChunkVerdict &out, std::string &why) override;
 
 private:
   struct Impl;
