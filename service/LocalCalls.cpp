@@ -31,6 +31,15 @@ int millisUntil(Clock::time_point deadline) {
   return int(std::clamp<int64_t>(left, 0, 1000));
 }
 
+// Whether the client of connection `fd` has hung up (or shut its side), now,
+// whether or not the connection's thread has noticed. While msld drains, the
+// end of input is its own SHUT_RD (stop()), not the client's.
+bool clientGone(int fd, bool draining) {
+  pollfd p{fd, POLLRDHUP, 0};
+  const short events = ::poll(&p, 1, 0) > 0 ? p.revents : 0;
+  return (events & (POLLHUP | POLLERR)) || ((events & POLLRDHUP) && !draining);
+}
+
 // Sends what it can of `data` now (the socket is non-blocking); the bytes sent.
 size_t sendNow(int fd, const char *data, size_t size) {
   size_t sent = 0;
@@ -237,12 +246,18 @@ void LocalCalls::adopt(int fd, uint64_t version) {
     return refuse("msld is shutting down");
   if (!impl_->opened)
     return refuse("msld is starting; try again");
-  if (impl_->live.size() >= impl_->options.maxConnections)
+  // A connection whose client has gone counts no more, though its thread
+  // may not have noticed yet: a client that closes and reconnects at once
+  // is not refused.
+  unsigned all = 0, mine = 0;
+  for (const auto &other : impl_->live) {
+    const bool counts = !other->ended && !clientGone(other->fd, false);
+    all += counts;
+    mine += counts && other->uid == c->uid;
+  }
+  if (all >= impl_->options.maxConnections)
     return refuse("msld serves " + std::to_string(impl_->options.maxConnections) +
                   " local connections already, its most");
-  unsigned mine = 0;
-  for (const auto &other : impl_->live)
-    mine += !other->ended && other->uid == c->uid ? 1 : 0;
   if (mine >= impl_->options.maxConnectionsPerUser)
     return refuse("this user holds " + std::to_string(mine) + " local connections already, the most one may");
   static const char kOk[] = "OK\n";
@@ -436,10 +451,7 @@ void LocalCalls::Impl::awaitAnswer(int fd, Call &call, const std::shared_ptr<Exe
       draining = stopping;
       pastDrain = stopping && Clock::now() >= drainDeadline;
     }
-    pollfd p{fd, POLLRDHUP, 0};
-    const short events = ::poll(&p, 1, 0) > 0 ? p.revents : 0;
-    // While msld drains, the end of input is its own SHUT_RD (stop()).
-    const bool gone = (events & (POLLHUP | POLLERR)) || ((events & POLLRDHUP) && !draining);
+    const bool gone = clientGone(fd, draining);
     const bool late = Clock::now() >= deadline;
     if (!gone && !late && !pastDrain)
       continue;

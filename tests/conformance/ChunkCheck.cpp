@@ -89,15 +89,13 @@ bool HostTally::check(const FunctionInfo &fn, const FloatFormat &f, const Params
   for (uint32_t i = 0; i < count; ++i)
     if (!tallySample(a, format, i, &blocks[(i / kGpuCheckThreads) % kGpuCheckBlocks * modes.size()]))
       out.listed.push_back(i);
+  std::vector<GpuTally> total(modes.size(), emptyTally());
   for (size_t blk = 0; blk < kGpuCheckBlocks; ++blk)
     for (size_t m = 0; m < modes.size(); ++m) {
-      const GpuTally &t = blocks[blk * modes.size() + m];
-      GpuTally sum = emptyTally();
-      sum.counts = out.counts[m];
-      addTally(sum, t);
-      out.counts[m] = sum.counts;
-      out.best.push_back(t.best);
+      addTally(total[m], blocks[blk * modes.size() + m]);
+      out.best.push_back(blocks[blk * modes.size() + m].best);
     }
+  for (size_t m = 0; m < modes.size(); ++m) out.counts[m] = total[m].counts;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return true;
 }

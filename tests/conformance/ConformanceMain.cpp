@@ -28,7 +28,6 @@
 #include "Functions.h"
 #include "GpuCheck.h"
 #include "Inputs.h"
-#include "Judge.h"
 
 #include "msl/client/Client.h"
 #include "msl/client/MslcRun.h"
@@ -141,7 +140,6 @@ public:
   Runner(const msl::client::Client &client, std::string device, std::vector<Mode> modes)
       : client_(client), device_(std::move(device)), modes_(std::move(modes)) {}
 
-  const std::vector<Mode> &modes() const { return modes_; }
 
   // Every mode's Execute of the chunk at once (msld overlaps their
   // transfers; the device runs them in turn).

@@ -5,6 +5,7 @@
 // from its first dispatch). Tests that run kernels need
 // build/bin/msld-exec-worker and are skipped without it.
 #include "DaemonFixture.h"
+#include "KernelRequest.h"
 #include "msl/client/Client.h"
 
 #include <sys/wait.h>
@@ -71,15 +72,6 @@ std::vector<std::string> lines(const std::string &text) {
     out.push_back(text.substr(start));
   return out;
 }
-
-const char *kSpin = R"(#include <metal_stdlib>
-using namespace metal;
-// Never ends: the atomic keeps the loop from being optimized away.
-kernel void spin(device atomic_uint* counter [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
-  while (true)
-    atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
-}
-)";
 
 const char *kOutOfBounds = R"(#include <metal_stdlib>
 using namespace metal;
@@ -445,7 +437,7 @@ TEST_F(ExecuteTest, EndlessKernelIsDeadlineExceededAndTheDaemonServesOn) {
   REQUIRE_EXEC_WORKER();
   start();
   fs::path project = dir_ / "project";
-  writeBytes(project / "spin.metal", kSpin);
+  writeBytes(project / "spin.metal", kSpinForeverSource);
   auto begin = std::chrono::steady_clock::now();
   MslcResult r = mslcRun({"spin.metal", "--kernel", "spin", "--grid", "1", "--threadgroup", "1", "--buffer",
                           "0=zeros:4", "--timeout-ms", "500"},

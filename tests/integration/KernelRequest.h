@@ -18,6 +18,16 @@
 
 namespace msl::test {
 
+/// A kernel that never ends (the atomic keeps its loop from being optimized
+/// away): spin, with a counter at [[buffer(0)]]. Only a time limit stops it.
+inline constexpr const char *kSpinForeverSource = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void spin(device atomic_uint *counter [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  while (true)
+    atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
+}
+)";
+
 struct KernelRequest {
   msl::v1::ExecuteRequest req;
 

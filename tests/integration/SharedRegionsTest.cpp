@@ -244,15 +244,7 @@ TEST_F(SharedRegionsTest, ARunawayKernelsCallEndsAtItsDeadlineAndItsRegionStaysA
   auto region = open(4096);
   ASSERT_TRUE(region);
   std::memset(region->data(), 0x11, 4096);
-  // Never ends (the atomic keeps the loop).
-  KernelRequest spin(R"(#include <metal_stdlib>
-using namespace metal;
-kernel void spin(device atomic_uint *counter [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-  while (true)
-    atomic_fetch_add_explicit(counter + i, 1u, memory_order_relaxed);
-}
-)",
-                     "spin");
+  KernelRequest spin(kSpinForeverSource, "spin");
   *spin.req.add_buffers()->mutable_shared() = region->range(0, 64);
   spin.bind(0, 0);
   spin.threads(16);
