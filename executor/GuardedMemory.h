@@ -25,6 +25,9 @@ constexpr size_t kGuardBefore = size_t(32) << 30;
 constexpr size_t kGuardAfter = size_t(64) << 30;
 /// The alignment of a region's first byte.
 constexpr size_t kGuardedAlignment = 64;
+/// Regions this large or larger are mapped from a boundary of this size and
+/// advised to use transparent huge pages (x86-64's 2 MiB).
+constexpr size_t kHugePageBytes = size_t(2) << 20;
 
 class GuardedRegion {
 public:
@@ -43,7 +46,7 @@ public:
   /// the pages are cleared); false, and unchanged, otherwise.
   bool reuseFor(size_t length);
   /// The bytes the region maps read/write (0 when not allocated).
-  size_t mappedBytes() const { return reservation_ ? reservationBytes_ - kGuardBefore - kGuardAfter : 0; }
+  size_t mappedBytes() const { return mappedBytes_; }
   void release();
 
   char *data() const { return data_; }
@@ -52,6 +55,8 @@ public:
 private:
   char *reservation_ = nullptr;
   size_t reservationBytes_ = 0;
+  char *mapped_ = nullptr; // the read/write pages inside the reservation
+  size_t mappedBytes_ = 0;
   char *data_ = nullptr;
   size_t length_ = 0;
 };
