@@ -42,6 +42,7 @@
 #include <mutex>
 #include <set>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
@@ -196,13 +197,18 @@ public:
   }
   unsigned size() const { return unsigned(threads_.size()); }
 
+  // Runs task(i) on every thread i and returns when all have returned.
   void run(const std::function<void(unsigned)> &task) {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      task_ = &task;
+      pending_.store(size(), std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    if (sleepers_.load(std::memory_order_relaxed) > 0)
+      wake_.notify_all();
     std::unique_lock<std::mutex> l(m_);
-    task_ = &task;
-    pending_ = size();
-    ++generation_;
-    wake_.notify_all();
-    done_.wait(l, [&] { return pending_ == 0; });
+    done_.wait(l, [&] { return pending_.load(std::memory_order_acquire) == 0; });
     task_ = nullptr;
   }
 
@@ -217,30 +223,50 @@ private:
     pool->loop(index);
     return nullptr;
   }
+  // A thread that has run a task watches for the next one for a while
+  // before it sleeps: a dispatch that follows soon (a repeat, the next small
+  // request) starts at once instead of waiting for the scheduler to wake
+  // every thread (tens of microseconds each on a virtual machine).
+  static constexpr auto kSpinAfterTask = std::chrono::microseconds(200);
+
   void loop(unsigned index) {
     uint64_t seen = 0;
-    std::unique_lock<std::mutex> l(m_);
     for (;;) {
-      wake_.wait(l, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      const auto *task = task_;
-      l.unlock();
+      const auto spinEnd = std::chrono::steady_clock::now() + kSpinAfterTask;
+      for (unsigned i = 0; generation_.load(std::memory_order_acquire) == seen && !stop_.load(); ++i) {
+        sched_yield();
+        if ((i & 15) == 0 && std::chrono::steady_clock::now() > spinEnd)
+          break;
+      }
+      const std::function<void(unsigned)> *task;
+      {
+        std::unique_lock<std::mutex> l(m_);
+        auto woken = [&] { return stop_.load() || generation_.load(std::memory_order_relaxed) != seen; };
+        if (!woken()) { // run() reads sleepers_ after it has changed generation_ under m_
+          sleepers_.fetch_add(1, std::memory_order_relaxed);
+          wake_.wait(l, woken);
+          sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        }
+        if (stop_.load())
+          return;
+        seen = generation_.load(std::memory_order_relaxed);
+        task = task_;
+      }
       (*task)(index);
-      l.lock();
-      if (--pending_ == 0)
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> l(m_);
         done_.notify_one();
+      }
     }
   }
 
   std::vector<pthread_t> threads_;
   std::mutex m_;
   std::condition_variable wake_, done_;
-  const std::function<void(unsigned)> *task_ = nullptr;
-  uint64_t generation_ = 0;
-  unsigned pending_ = 0;
-  bool stop_ = false;
+  const std::function<void(unsigned)> *task_ = nullptr; // written under m_
+  std::atomic<uint64_t> generation_{0};                 // changed under m_
+  std::atomic<unsigned> pending_{0}, sleepers_{0};
+  std::atomic<bool> stop_{false};
 };
 
 //===-- JIT -----------------------------------------------------------------===//

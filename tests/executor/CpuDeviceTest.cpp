@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <sstream>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace mc = msl::compiler;
@@ -412,6 +413,33 @@ kernel void inc(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]])
   req.threads(32).groups(128);
   run(req);
   EXPECT_EQ(device().jitCompiles(), before + 2);
+}
+
+// The pool's threads watch for the next dispatch for a while, then sleep:
+// dispatches that follow at once, and requests that come just before, just
+// after or long after the threads fall asleep, each run every threadgroup
+// exactly once (a lost wake-up would hang here; a missed thread, a count off).
+TEST(CpuDevice, DispatchesInQuickSuccessionAndAfterPausesRunEveryThreadgroupOnce) {
+  std::string bc = bitcodeOf(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void inc(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] += 1; }
+)");
+  std::vector<int32_t> v(64 * 5);
+  Request req(bc, "inc");
+  req.buffer(bytesOf(v), true).groups(5).threads(64);
+  req.r.set_repeat(2000);
+  auto out = valuesOf<int32_t>(run(req).buffers(0));
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(out[i], 2000) << i;
+  std::mt19937 rng(7);
+  req.r.set_repeat(3);
+  for (int k = 0; k < 60; ++k) {
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 600));
+    out = valuesOf<int32_t>(run(req).buffers(0));
+    for (size_t i = 0; i < v.size(); ++i)
+      ASSERT_EQ(out[i], 3) << "request " << k << ", element " << i;
+  }
 }
 
 TEST(CpuDevice, BufferOffsetsAndSharedBindings) {
